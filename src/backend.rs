@@ -1,0 +1,110 @@
+//! The generator of this backend process: made at its first `snowflake_next()`, owned by
+//! the process alone (no lock), and waited out at exit before the slot is given back.
+
+use crate::clock::SystemClock;
+use crate::error::Error;
+use crate::generator::{Clock, Generator};
+use crate::layout::{compose, Layout};
+use crate::settings;
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use std::cell::RefCell;
+use std::ffi::c_int;
+
+struct Backend {
+    generator: Generator,
+    clock: SystemClock,
+    layout: Layout,
+    slot: i64,
+    /// The node id `worker_id` was made from; `snowflake.node_id` may change at any time.
+    node_id: i64,
+    worker_id: i64,
+}
+
+thread_local! {
+    static BACKEND: RefCell<Option<Backend>> = const { RefCell::new(None) };
+}
+
+/// The next id of this backend.
+pub fn next_id() -> Result<i64, Error> {
+    BACKEND.with_borrow_mut(|backend| match backend {
+        Some(backend) => backend.next_id(),
+        None => backend.insert(Backend::start()?).next_id(),
+    })
+}
+
+impl Backend {
+    fn start() -> Result<Backend, Error> {
+        let fixed = settings::fixed()?;
+        let slot = backend_slot()?;
+        // SAFETY: set by the postmaster before any backend runs SQL.
+        let slots = unsafe { pg_sys::MaxBackends } as i64;
+        fixed.layout.check_slots(slots.max(slot + 1))?;
+        let node_id = settings::node_id();
+        fixed.layout.check_node_id(node_id)?;
+        let clock = SystemClock {
+            epoch_unix_ms: fixed.epoch.unix_ms(),
+        };
+        // Read the clock only now that this process holds its slot: its first id then
+        // falls after every id of the slot's previous holder, which waited at exit.
+        let generator = Generator::after(clock.now_ms());
+        // SAFETY: registers a plain function; runs before the slot is released at exit.
+        unsafe { pg_sys::before_shmem_exit(Some(wait_out_lead), pg_sys::Datum::from(0)) };
+        Ok(Backend {
+            generator,
+            clock,
+            layout: fixed.layout,
+            slot,
+            node_id,
+            worker_id: fixed.layout.worker_id(node_id, slot),
+        })
+    }
+
+    fn next_id(&mut self) -> Result<i64, Error> {
+        let node_id = settings::node_id();
+        if node_id != self.node_id {
+            self.layout.check_node_id(node_id)?;
+            self.node_id = node_id;
+            self.worker_id = self.layout.worker_id(node_id, self.slot);
+        }
+        let (ms, sequence) = self.generator.next(&self.clock, settings::max_lead_ms())?;
+        Ok(compose(ms, self.worker_id, sequence))
+    }
+}
+
+/// The backend's number among the live processes of the server, from 0: PostgreSQL never
+/// gives the same one to two live processes, unlike the PID modulo anything.
+fn backend_slot() -> Result<i64, Error> {
+    // SAFETY: set once when the backend starts, read-only afterwards.
+    #[cfg(feature = "pg15")]
+    let slot = unsafe { pg_sys::MyBackendId } as i64 - 1;
+    // SAFETY: as above.
+    #[cfg(feature = "pg18")]
+    let slot = unsafe { pg_sys::MyProcNumber } as i64;
+    if slot < 0 {
+        return Err(Error::NoBackendSlot);
+    }
+    Ok(slot)
+}
+
+/// Sleeps until the clock reaches the last ms this backend used, so that the next process
+/// to get the slot starts after it. Nothing to wait for unless a burst ran ahead.
+#[pg_guard]
+unsafe extern "C-unwind" fn wait_out_lead(_code: c_int, _arg: pg_sys::Datum) {
+    let max_lead_ms = settings::max_lead_ms();
+    BACKEND.with(|cell| match cell.try_borrow() {
+        Ok(backend) => {
+            if let Some(backend) = backend.as_ref() {
+                let wait = backend
+                    .generator
+                    .exit_wait_ms(backend.clock.now_ms(), max_lead_ms);
+                if wait > 0 {
+                    backend.clock.sleep_ms(wait);
+                }
+            }
+        }
+        // Exiting from inside a call (cannot happen: nothing in it raises): assume the
+        // longest lead rather than hand over a slot too early.
+        Err(_) => std::thread::sleep(std::time::Duration::from_millis(max_lead_ms as u64)),
+    });
+}

@@ -1,0 +1,40 @@
+//! snowflake_pg: 64-bit, time-ordered ids minted inside PostgreSQL, unique across every
+//! backend of a server and across the servers of a cluster, with no lock on the hot path.
+//!
+//! Pure logic, testable without a server: `layout` (the bits), `time` (epoch and
+//! timestamps), `generator` (the per-backend state machine), `error`. PostgreSQL glue:
+//! `clock`, `settings`, `backend` (the generator of this process) and `sql` (the functions).
+
+mod backend;
+mod clock;
+mod error;
+mod generator;
+mod layout;
+mod settings;
+mod sql;
+#[cfg(test)]
+mod test_rng;
+mod time;
+
+#[cfg(any(test, feature = "pg_test"))]
+mod pg_tests;
+
+::pgrx::pg_module_magic!(name, version);
+
+pgrx::extension_sql_file!("../sql/comments.sql", finalize);
+
+#[pgrx::pg_guard]
+pub extern "C-unwind" fn _PG_init() {
+    settings::register();
+}
+
+/// Required by `cargo pgrx test`.
+#[cfg(test)]
+pub mod pg_test {
+    pub fn setup(_options: Vec<&str>) {}
+
+    #[must_use]
+    pub fn postgresql_conf_options() -> Vec<&'static str> {
+        vec![]
+    }
+}

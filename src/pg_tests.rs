@@ -1,0 +1,185 @@
+//! The SQL functions inside a real server (`cargo pgrx test`).
+
+#[pgrx::pg_schema]
+mod tests {
+    use pgrx::prelude::*;
+
+    fn one(query: &str) -> i64 {
+        Spi::get_one::<i64>(query).unwrap().unwrap()
+    }
+
+    #[pg_test]
+    fn next_ids_strictly_increase_in_one_backend() {
+        let distinct_and_ordered = Spi::get_one::<bool>(
+            "SELECT count(DISTINCT id) = 300000 AND bool_and(id > prev)
+               FROM (SELECT id, lag(id, 1, -1) OVER (ORDER BY n) AS prev
+                       FROM (SELECT n, snowflake_next() AS id
+                               FROM generate_series(1, 300000) n) minted) ids",
+        );
+        assert_eq!(distinct_and_ordered, Ok(Some(true)));
+    }
+
+    #[pg_test]
+    fn next_id_carries_this_backend_and_the_time_of_the_call() {
+        let row = Spi::get_two::<bool, bool>(
+            "SELECT abs(extract(epoch FROM p.ts - clock_timestamp())) < 1.5,
+                    p.node_id = 0 AND p.worker_id = p.backend_slot AND p.backend_slot >= 0
+               FROM snowflake_parse(snowflake_next()) p",
+        );
+        assert_eq!(row, Ok((Some(true), Some(true))));
+    }
+
+    #[pg_test]
+    fn node_id_lands_in_the_worker_bits() {
+        Spi::run("SET snowflake.node_id = 3").unwrap();
+        let (node, worker_high) = Spi::get_two::<i32, i32>(
+            "SELECT node_id, worker_id >> 8 FROM snowflake_parse(snowflake_next())",
+        )
+        .unwrap();
+        assert_eq!((node, worker_high), (Some(3), Some(3)));
+    }
+
+    #[pg_test(error = "snowflake.node_id = 4 does not fit in snowflake.node_bits = 2")]
+    fn a_node_id_beyond_the_node_bits_is_refused() {
+        Spi::run("SET snowflake.node_id = 4").unwrap();
+        Spi::run("SELECT snowflake_next()").unwrap();
+    }
+
+    #[pg_test]
+    fn floor_is_the_millisecond_shifted_past_the_low_bits() {
+        assert_eq!(one("SELECT snowflake_floor('2020-01-01 00:00:00+00')"), 0);
+        assert_eq!(
+            one("SELECT snowflake_floor('2020-01-01 00:00:00.001+00')"),
+            1 << 22
+        );
+        assert_eq!(
+            one("SELECT snowflake_floor('2020-01-01 00:00:00.0019+00')"),
+            1 << 22
+        );
+        assert_eq!(
+            one("SELECT snowflake_floor('2026-11-01 00:00:00+00')"),
+            215_654_400_000 << 22
+        );
+    }
+
+    #[pg_test]
+    fn a_floor_range_selects_exactly_the_ids_of_its_interval() {
+        Spi::run(
+            "CREATE TEMP TABLE t AS
+             SELECT snowflake_at(ts, 7) AS id, ts
+               FROM generate_series('2026-01-01 00:00:00+00'::timestamptz,
+                                    '2026-01-01 00:00:01+00', '1 ms') ts",
+        )
+        .unwrap();
+        let mismatches = one("SELECT count(*) FROM t
+              WHERE (id >= snowflake_floor('2026-01-01 00:00:00.250+00')
+                     AND id < snowflake_floor('2026-01-01 00:00:00.750+00'))
+                 <> (ts >= '2026-01-01 00:00:00.250+00' AND ts < '2026-01-01 00:00:00.750+00')");
+        assert_eq!(mismatches, 0);
+    }
+
+    #[pg_test]
+    fn at_is_deterministic_and_puts_the_uid_in_the_low_bits() {
+        let id = one("SELECT snowflake_at('2026-11-01 12:00:00+00', 12345)");
+        assert_eq!(
+            id,
+            one("SELECT snowflake_at('2026-11-01 13:00:00+01', 12345)")
+        );
+        assert_eq!(id & ((1 << 22) - 1), 12345);
+        assert_eq!(
+            id >> 22,
+            one("SELECT snowflake_floor('2026-11-01 12:00:00+00')") >> 22
+        );
+    }
+
+    #[pg_test]
+    fn parse_gives_back_the_time_of_floor_and_at() {
+        let same = Spi::get_one::<bool>(
+            "SELECT (snowflake_parse(snowflake_at('2026-11-01 12:34:56.789+00', 0))).ts
+                    = '2026-11-01 12:34:56.789+00'",
+        );
+        assert_eq!(same, Ok(Some(true)));
+        let parts = Spi::get_two::<i32, i32>(
+            "SELECT worker_id, sequence FROM snowflake_parse((5::bigint << 22) | (1023 << 12) | 4095)",
+        );
+        assert_eq!(parts, Ok((Some(1023), Some(4095))));
+    }
+
+    #[pg_test]
+    fn null_in_gives_null_out() {
+        for query in [
+            "SELECT snowflake_floor(NULL)",
+            "SELECT snowflake_at(NULL, 1)",
+            "SELECT snowflake_at(now(), NULL)",
+        ] {
+            assert_eq!(Spi::get_one::<i64>(query), Ok(None), "{query}");
+        }
+        let null_row = Spi::get_one::<bool>("SELECT snowflake_parse(NULL) IS NULL");
+        assert_eq!(null_row, Ok(Some(true)));
+    }
+
+    #[pg_test(error = "snowflake id -1 is negative")]
+    fn a_negative_id_is_refused() {
+        Spi::run("SELECT snowflake_parse(-1)").unwrap();
+    }
+
+    #[pg_test(error = "uid 4194304 is out of range")]
+    fn a_uid_past_22_bits_is_refused() {
+        Spi::run("SELECT snowflake_at(now(), 4194304)").unwrap();
+    }
+
+    #[pg_test(error = "snowflake ids cannot hold an infinite timestamp")]
+    fn an_infinite_time_is_refused() {
+        Spi::run("SELECT snowflake_floor('infinity')").unwrap();
+    }
+
+    #[pg_test(
+        error = "timestamp 2019-12-31 23:59:59.999+00 is before snowflake.epoch (2020-01-01 00:00:00+00)"
+    )]
+    fn a_time_before_the_epoch_is_refused() {
+        Spi::run("SELECT snowflake_floor('2019-12-31 23:59:59.999+00')").unwrap();
+    }
+
+    #[pg_test(
+        error = "timestamp 2089-09-06 15:47:35.552+00 is past the last time snowflake ids can hold (2089-09-06 15:47:35.551+00)"
+    )]
+    fn a_time_past_the_41_bits_is_refused() {
+        Spi::run("SELECT snowflake_floor('2089-09-06 15:47:35.552+00')").unwrap();
+    }
+
+    #[pg_test]
+    fn the_labels_are_honest() {
+        let labels = Spi::get_one::<String>(
+            "SELECT string_agg(format('%s:%s%s%s', proname, provolatile, proparallel, proisstrict::int),
+                               ' ' ORDER BY proname)
+               FROM pg_proc WHERE proname LIKE 'snowflake\\_%'",
+        );
+        assert_eq!(
+            labels,
+            Ok(Some(
+                "snowflake_at:ss1 snowflake_floor:ss1 snowflake_next:vs1 snowflake_parse:ss1"
+                    .into()
+            ))
+        );
+    }
+
+    #[pg_test]
+    fn a_floor_range_on_the_primary_key_uses_its_index() {
+        Spi::run(
+            "CREATE TEMP TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_next(), n int);
+             INSERT INTO orders (n) SELECT g FROM generate_series(1, 10000) g;
+             ANALYZE orders",
+        )
+        .unwrap();
+        let plan = Spi::get_one::<pgrx::Json>(
+            "EXPLAIN (COSTS OFF, FORMAT JSON) SELECT * FROM orders
+              WHERE id >= snowflake_floor(now() - interval '1 hour')
+                AND id < snowflake_floor(now() - interval '59 minutes')",
+        )
+        .unwrap()
+        .unwrap()
+        .0
+        .to_string();
+        assert!(plan.contains("orders_pkey"), "{plan}");
+    }
+}

@@ -1,0 +1,164 @@
+//! The `snowflake.*` settings: their registration, and the validated values the rest of
+//! the extension reads.
+//!
+//! `snowflake.node_bits` and `snowflake.epoch` decide what every id means, so they may only
+//! change with a server restart. PostgreSQL lets a library define such settings only while
+//! it is being preloaded; without preload they keep their defaults, and if the
+//! configuration sets them anyway every call says so instead of silently ignoring it.
+
+use crate::clock::unix_now_ms;
+use crate::error::Error;
+use crate::layout::{Layout, WORKER_BITS};
+use crate::time::Epoch;
+use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
+use pgrx::pg_sys;
+use std::cell::Cell;
+use std::ffi::{CStr, CString};
+use std::sync::OnceLock;
+
+const NODE_ID_NAME: &CStr = c"snowflake.node_id";
+const NODE_BITS_NAME: &CStr = c"snowflake.node_bits";
+const EPOCH_NAME: &CStr = c"snowflake.epoch";
+const MAX_LEAD_NAME: &CStr = c"snowflake.max_lead_ms";
+
+/// Two node bits leave 8 for the backend slot: 256 slots, enough for a stock server
+/// (max_connections = 100 plus background processes), and 4 nodes.
+const DEFAULT_NODE_BITS: i32 = 2;
+const DEFAULT_EPOCH: &CStr = c"2020-01-01 00:00:00+00";
+/// A second: absorbs a leap second stepped back, and is the longest a backend that ran
+/// ahead in a burst waits at exit.
+const DEFAULT_MAX_LEAD_MS: i32 = 1000;
+const MAX_MAX_LEAD_MS: i32 = 60_000;
+
+static NODE_ID: GucSetting<i32> = GucSetting::<i32>::new(0);
+static NODE_BITS: GucSetting<i32> = GucSetting::<i32>::new(DEFAULT_NODE_BITS);
+static EPOCH: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(DEFAULT_EPOCH));
+static MAX_LEAD_MS: GucSetting<i32> = GucSetting::<i32>::new(DEFAULT_MAX_LEAD_MS);
+
+/// Set when the configuration gives a restart-only setting but the library was not preloaded.
+static NEEDS_PRELOAD: OnceLock<Error> = OnceLock::new();
+
+/// Registers the settings; called once per process from `_PG_init`.
+pub fn register() {
+    // SAFETY: a flag PostgreSQL sets while it loads shared_preload_libraries.
+    let preloading = unsafe { pg_sys::process_shared_preload_libraries_in_progress };
+    let restart_only = || {
+        if preloading {
+            GucContext::Postmaster
+        } else {
+            GucContext::Internal
+        }
+    };
+
+    if preloading || not_configured(NODE_BITS_NAME) {
+        GucRegistry::define_int_guc(
+            NODE_BITS_NAME,
+            c"How many of the 10 worker bits of an id name the node; the rest number the backend.",
+            c"Changing it changes what every id means: it takes effect at server start, and only with snowflake_pg in shared_preload_libraries.",
+            &NODE_BITS,
+            0,
+            WORKER_BITS as i32,
+            restart_only(),
+            GucFlags::default(),
+        );
+    }
+    if preloading || not_configured(EPOCH_NAME) {
+        GucRegistry::define_string_guc(
+            EPOCH_NAME,
+            c"The time that ids count milliseconds from.",
+            c"Changing it on a live system misparses old ids and can mint duplicates: it takes effect at server start, and only with snowflake_pg in shared_preload_libraries.",
+            &EPOCH,
+            restart_only(),
+            GucFlags::default(),
+        );
+    }
+    GucRegistry::define_int_guc(
+        NODE_ID_NAME,
+        c"This server's node id: it must differ on every server that mints ids for the same tables.",
+        c"Goes from 0 to 2^snowflake.node_bits - 1.",
+        &NODE_ID,
+        0,
+        (1 << WORKER_BITS) - 1,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        MAX_LEAD_NAME,
+        c"How far ahead of the clock a backend may mint ids, in ms.",
+        c"Bounds the ids borrowed from later milliseconds in a burst, the clock step back that is absorbed, and the wait of a backend at exit.",
+        &MAX_LEAD_MS,
+        0,
+        MAX_MAX_LEAD_MS,
+        GucContext::Sighup,
+        GucFlags::UNIT_MS,
+    );
+
+    if preloading {
+        // A server whose ids would all be refused should not start: say why now.
+        if let Err(error) = load_fixed() {
+            crate::sql::raise(error);
+        }
+    }
+}
+
+/// Whether the configuration leaves a restart-only setting alone. When it does not (and
+/// the library was not preloaded), the setting stays an undefined placeholder and every
+/// call reports it.
+fn not_configured(name: &'static CStr) -> bool {
+    // SAFETY: looks up a setting by name; missing_ok means NULL when there is none.
+    let value = unsafe { pg_sys::GetConfigOption(name.as_ptr(), true, false) };
+    if value.is_null() {
+        return true;
+    }
+    // SAFETY: a non-NULL result is the placeholder's NUL-terminated value.
+    let value = unsafe { CStr::from_ptr(value) }
+        .to_string_lossy()
+        .into_owned();
+    let name = name.to_str().unwrap_or_default();
+    let _ = NEEDS_PRELOAD.set(Error::NeedsPreload { name, value });
+    false
+}
+
+/// The settings fixed for the server's lifetime.
+#[derive(Debug, Clone, Copy)]
+pub struct Fixed {
+    pub layout: Layout,
+    pub epoch: Epoch,
+}
+
+thread_local! {
+    static FIXED: Cell<Option<Fixed>> = const { Cell::new(None) };
+}
+
+/// The restart-only settings, validated once per process.
+pub fn fixed() -> Result<Fixed, Error> {
+    if let Some(fixed) = FIXED.get() {
+        return Ok(fixed);
+    }
+    let fixed = load_fixed()?;
+    FIXED.set(Some(fixed));
+    Ok(fixed)
+}
+
+fn load_fixed() -> Result<Fixed, Error> {
+    if let Some(error) = NEEDS_PRELOAD.get() {
+        return Err(error.clone());
+    }
+    let epoch_text = EPOCH
+        .get()
+        .map(|text| text.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(Fixed {
+        layout: Layout::new(NODE_BITS.get() as u32),
+        epoch: Epoch::parse(&epoch_text, unix_now_ms())?,
+    })
+}
+
+/// The current `snowflake.node_id`; a superuser or a reload may change it at any time.
+pub fn node_id() -> i64 {
+    NODE_ID.get() as i64
+}
+
+pub fn max_lead_ms() -> i64 {
+    MAX_LEAD_MS.get() as i64
+}

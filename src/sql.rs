@@ -1,0 +1,94 @@
+//! The SQL functions: thin wrappers that read the settings, call the pure modules and turn
+//! their errors into PostgreSQL errors.
+
+use crate::error::Error;
+use crate::{backend, layout, settings};
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+extension_sql!(
+    r#"
+CREATE TYPE snowflake_parts AS (
+    ts timestamptz,
+    node_id integer,
+    backend_slot integer,
+    worker_id integer,
+    sequence integer
+);
+"#,
+    name = "snowflake_parts",
+    bootstrap
+);
+
+/// Raises `error` as a PostgreSQL ERROR with its SQLSTATE, detail and hint.
+pub fn raise(error: Error) -> ! {
+    let mut report =
+        pgrx::pg_sys::panic::ErrorReport::new(error.sqlstate(), error.message(), "snowflake_pg");
+    if let Some(detail) = error.detail() {
+        report = report.set_detail(detail);
+    }
+    if let Some(hint) = error.hint() {
+        report = report.set_hint(hint);
+    }
+    report.report(PgLogLevel::ERROR);
+    unreachable!("an ERROR report does not return")
+}
+
+fn or_raise<T>(result: Result<T, Error>) -> T {
+    result.unwrap_or_else(|error| raise(error))
+}
+
+/// A new id: time-ordered, unique across the backends of this server and, with distinct
+/// `snowflake.node_id`s, across servers. Each process has its own generator, so parallel
+/// workers may call it too.
+#[pg_extern(volatile, parallel_safe)]
+fn snowflake_next() -> i64 {
+    or_raise(backend::next_id())
+}
+
+/// The smallest id of `ts`'s millisecond: `id >= snowflake_floor(a) AND id <
+/// snowflake_floor(b)` selects the ids minted in `[a, b)`. Stable, not immutable: it
+/// depends on `snowflake.epoch`.
+#[pg_extern(stable, strict, parallel_safe)]
+fn snowflake_floor(ts: TimestampWithTimeZone) -> i64 {
+    let epoch = or_raise(settings::fixed()).epoch;
+    layout::floor(or_raise(epoch.ms_of(ts.into())))
+}
+
+/// The id of `uid` at `ts`: the same inputs give the same id, for idempotent upserts.
+#[pg_extern(stable, strict, parallel_safe)]
+fn snowflake_at(ts: TimestampWithTimeZone, uid: i64) -> i64 {
+    let epoch = or_raise(settings::fixed()).epoch;
+    or_raise(layout::with_uid(or_raise(epoch.ms_of(ts.into())), uid))
+}
+
+/// The parts of an id minted by `snowflake_next()`, as one row.
+#[pg_extern(stable, strict, parallel_safe)]
+fn snowflake_parse(
+    id: i64,
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> pgrx::composite_type!('static, "snowflake_parts") {
+    let fixed = or_raise(settings::fixed());
+    let parts = or_raise(fixed.layout.decompose(id));
+    // Found through the call's return type rather than by name, so it works whatever
+    // schema the extension lives in and whatever the search_path.
+    // SAFETY: PostgreSQL passes a valid fcinfo with its flinfo.
+    let parts_type = unsafe { pg_sys::get_fn_expr_rettype((*fcinfo).flinfo) };
+    let ts = TimestampWithTimeZone::try_from(fixed.epoch.pg_micros_of(parts.ms))
+        .unwrap_or_else(|e| pgrx::error!("snowflake id {id} has no valid time: {e}"));
+    let mut row = PgHeapTuple::new_composite_type_by_oid(parts_type)
+        .unwrap_or_else(|e| pgrx::error!("snowflake_parse must return snowflake_parts: {e}"));
+    let fields: [(&str, Option<i32>); 4] = [
+        ("node_id", Some(parts.node_id as i32)),
+        ("backend_slot", Some(parts.backend_slot as i32)),
+        ("worker_id", Some(parts.worker_id as i32)),
+        ("sequence", Some(parts.sequence as i32)),
+    ];
+    row.set_by_name("ts", ts)
+        .unwrap_or_else(|e| pgrx::error!("{e}"));
+    for (name, value) in fields {
+        row.set_by_name(name, value)
+            .unwrap_or_else(|e| pgrx::error!("{e}"));
+    }
+    row
+}

@@ -1,0 +1,213 @@
+//! Times in and out of ids: the epoch setting, and PostgreSQL timestamps (microseconds
+//! since 2000-01-01 UTC) to and from milliseconds since the snowflake epoch.
+
+use crate::error::Error;
+use crate::layout::MAX_MS;
+use chrono::{DateTime, NaiveDate, NaiveDateTime};
+
+/// Unix time of PostgreSQL's own epoch, 2000-01-01 00:00:00 UTC, in ms.
+const PG_EPOCH_UNIX_MS: i64 = 946_684_800_000;
+/// How PostgreSQL stores `infinity` and `-infinity` in a timestamptz.
+const PG_INFINITY: i64 = i64::MAX;
+const PG_NEG_INFINITY: i64 = i64::MIN;
+
+/// The epoch of ids, in Unix ms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Epoch {
+    unix_ms: i64,
+}
+
+impl Epoch {
+    /// Reads `snowflake.epoch`: an ISO 8601 date, or date and time with an optional UTC
+    /// offset (none means UTC), from 1970 on. It must lie in the past as of `now_unix_ms`.
+    pub fn parse(value: &str, now_unix_ms: i64) -> Result<Epoch, Error> {
+        let unix_ms = parse_utc_ms(value.trim())
+            .filter(|&unix_ms| unix_ms >= 0)
+            .ok_or_else(|| Error::InvalidEpoch {
+                value: value.into(),
+            })?;
+        if unix_ms > now_unix_ms {
+            return Err(Error::EpochInFuture {
+                value: value.into(),
+            });
+        }
+        Ok(Epoch { unix_ms })
+    }
+
+    pub fn unix_ms(self) -> i64 {
+        self.unix_ms
+    }
+
+    /// Milliseconds since this epoch of a timestamptz, checked to fit the 41 time bits.
+    /// Times are truncated toward the past to the millisecond, so a time and every later
+    /// time of its millisecond map to the same ms.
+    pub fn ms_of(self, pg_micros: i64) -> Result<i64, Error> {
+        if pg_micros == PG_INFINITY || pg_micros == PG_NEG_INFINITY {
+            return Err(Error::InfiniteTime);
+        }
+        let ms = pg_micros.div_euclid(1000) + PG_EPOCH_UNIX_MS - self.unix_ms;
+        if ms < 0 {
+            return Err(Error::TimeBeforeEpoch {
+                time: format_pg_micros(pg_micros),
+                epoch: self.to_string(),
+            });
+        }
+        if ms > MAX_MS {
+            return Err(Error::TimePastRange {
+                time: format_pg_micros(pg_micros),
+                last: format_unix_ms(self.unix_ms + MAX_MS),
+            });
+        }
+        Ok(ms)
+    }
+
+    /// The timestamptz (microseconds since 2000-01-01) of `ms` since this epoch.
+    pub fn pg_micros_of(self, ms: i64) -> i64 {
+        (ms + self.unix_ms - PG_EPOCH_UNIX_MS) * 1000
+    }
+}
+
+impl std::fmt::Display for Epoch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&format_unix_ms(self.unix_ms))
+    }
+}
+
+fn parse_utc_ms(value: &str) -> Option<i64> {
+    if let Ok(with_offset) = DateTime::parse_from_rfc3339(value) {
+        return Some(with_offset.timestamp_millis());
+    }
+    for format in ["%Y-%m-%d %H:%M:%S%.f%#z", "%Y-%m-%dT%H:%M:%S%.f%#z"] {
+        if let Ok(with_offset) = DateTime::parse_from_str(value, format) {
+            return Some(with_offset.timestamp_millis());
+        }
+    }
+    for format in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"] {
+        if let Ok(naive) = NaiveDateTime::parse_from_str(value, format) {
+            return Some(naive.and_utc().timestamp_millis());
+        }
+    }
+    let date = NaiveDate::parse_from_str(value, "%Y-%m-%d").ok()?;
+    Some(date.and_hms_opt(0, 0, 0)?.and_utc().timestamp_millis())
+}
+
+/// `2020-01-01 00:00:00+00`, as psql prints a timestamptz in UTC (with ms when non-zero).
+pub fn format_unix_ms(unix_ms: i64) -> String {
+    match DateTime::from_timestamp_millis(unix_ms) {
+        Some(t) if unix_ms % 1000 == 0 => t.format("%Y-%m-%d %H:%M:%S+00").to_string(),
+        Some(t) => t.format("%Y-%m-%d %H:%M:%S%.3f+00").to_string(),
+        None => format!("{unix_ms} ms after 1970-01-01 00:00:00+00"),
+    }
+}
+
+fn format_pg_micros(pg_micros: i64) -> String {
+    format_unix_ms((pg_micros.div_euclid(1000)).saturating_add(PG_EPOCH_UNIX_MS))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_rng::Rng;
+
+    const NOW: i64 = 1_795_000_000_000; // 2026-11
+    const EPOCH_2020: i64 = 1_577_836_800_000;
+
+    fn epoch_2020() -> Epoch {
+        Epoch::parse("2020-01-01 00:00:00+00", NOW).unwrap()
+    }
+
+    #[test]
+    fn epoch_accepts_the_usual_spellings_of_one_instant() {
+        for spelling in [
+            "2020-01-01",
+            "2020-01-01 00:00:00",
+            "2020-01-01 00:00:00+00",
+            "2020-01-01 00:00:00+00:00",
+            "2020-01-01T00:00:00Z",
+            "2020-01-01 01:00:00+01",
+            " 2020-01-01 00:00:00.000 ",
+        ] {
+            assert_eq!(
+                Epoch::parse(spelling, NOW).map(Epoch::unix_ms),
+                Ok(EPOCH_2020),
+                "{spelling}"
+            );
+        }
+    }
+
+    #[test]
+    fn epoch_refuses_garbage_and_the_future() {
+        for bad in [
+            "",
+            "yesterday",
+            "2020-13-01",
+            "2020-01-01 25:00:00",
+            "1577836800000",
+            "1969-12-31",
+        ] {
+            assert_eq!(
+                Epoch::parse(bad, NOW),
+                Err(Error::InvalidEpoch { value: bad.into() }),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            Epoch::parse("2030-01-01", NOW),
+            Err(Error::EpochInFuture {
+                value: "2030-01-01".into()
+            })
+        );
+    }
+
+    #[test]
+    fn ms_of_maps_the_epoch_to_zero_and_truncates_toward_the_past() {
+        let epoch = epoch_2020();
+        let epoch_pg_micros = (EPOCH_2020 - PG_EPOCH_UNIX_MS) * 1000;
+        assert_eq!(epoch.ms_of(epoch_pg_micros), Ok(0));
+        assert_eq!(epoch.ms_of(epoch_pg_micros + 999), Ok(0));
+        assert_eq!(epoch.ms_of(epoch_pg_micros + 1000), Ok(1));
+        assert!(matches!(
+            epoch.ms_of(epoch_pg_micros - 1),
+            Err(Error::TimeBeforeEpoch { .. })
+        ));
+        assert_eq!(epoch.pg_micros_of(0), epoch_pg_micros);
+    }
+
+    #[test]
+    fn ms_of_refuses_infinity_and_the_end_of_the_41_bits() {
+        let epoch = epoch_2020();
+        assert_eq!(epoch.ms_of(i64::MAX), Err(Error::InfiniteTime));
+        assert_eq!(epoch.ms_of(i64::MIN), Err(Error::InfiniteTime));
+        let last = epoch.pg_micros_of(MAX_MS);
+        assert_eq!(epoch.ms_of(last + 999), Ok(MAX_MS));
+        assert_eq!(
+            epoch.ms_of(last + 1000),
+            Err(Error::TimePastRange {
+                time: "2089-09-06 15:47:35.552+00".into(),
+                last: "2089-09-06 15:47:35.551+00".into()
+            })
+        );
+        // Before 2000, PostgreSQL's own epoch, the micros are negative.
+        let old = Epoch::parse("1990-01-01", NOW).unwrap();
+        assert_eq!(old.ms_of(-1), Ok(PG_EPOCH_UNIX_MS - old.unix_ms() - 1));
+    }
+
+    #[test]
+    fn property_ms_of_and_pg_micros_of_round_trip_on_whole_milliseconds() {
+        let epoch = epoch_2020();
+        let mut rng = Rng::new(3);
+        for _ in 0..100_000 {
+            let ms = rng.below(MAX_MS as u64 + 1) as i64;
+            let micros = epoch.pg_micros_of(ms);
+            assert_eq!(epoch.ms_of(micros), Ok(ms));
+            assert_eq!(epoch.ms_of(micros + rng.below(1000) as i64), Ok(ms));
+        }
+    }
+
+    #[test]
+    fn times_print_as_psql_prints_them_in_utc() {
+        assert_eq!(format_unix_ms(EPOCH_2020), "2020-01-01 00:00:00+00");
+        assert_eq!(format_unix_ms(EPOCH_2020 - 1), "2019-12-31 23:59:59.999+00");
+        assert_eq!(epoch_2020().to_string(), "2020-01-01 00:00:00+00");
+    }
+}
