@@ -35,6 +35,12 @@ pub fn next_id() -> Result<i64, Error> {
 
 impl Backend {
     fn start() -> Result<Backend, Error> {
+        // A standby is a copy of its primary, node id included: ids minted there could
+        // repeat the primary's. Checked once, at start: a standby backend stays one.
+        // SAFETY: a plain query of shared state.
+        if unsafe { pg_sys::RecoveryInProgress() } {
+            return Err(Error::InRecovery);
+        }
         let fixed = settings::fixed()?;
         let slot = backend_slot()?;
         // SAFETY: set by the postmaster before any backend runs SQL.

@@ -31,6 +31,8 @@ pub enum Error {
         slots: i64,
         node_bits: u32,
     },
+    /// A hot standby shares its primary's node id.
+    InRecovery,
     /// The process has no backend slot (not a regular backend).
     NoBackendSlot,
     /// The system clock reads a time before `snowflake.epoch`.
@@ -68,6 +70,7 @@ impl Error {
             | Error::EpochInFuture { .. }
             | Error::NeedsPreload { .. } => ERRCODE_INVALID_PARAMETER_VALUE,
             Error::SlotsDoNotFit { .. } => ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
+            Error::InRecovery => ERRCODE_READ_ONLY_SQL_TRANSACTION,
             Error::NoBackendSlot
             | Error::ClockBeforeEpoch
             | Error::ClockBehind { .. }
@@ -93,6 +96,7 @@ impl Error {
                 "this server has {slots} backend slots, more than the {} that snowflake.node_bits = {node_bits} leaves room for",
                 crate::layout::slot_capacity(*node_bits)
             ),
+            Error::InRecovery => "cannot mint snowflake ids on a server in recovery".into(),
             Error::NoBackendSlot => "this process has no backend slot to number its ids".into(),
             Error::ClockBeforeEpoch => {
                 "the system clock reads a time before snowflake.epoch".into()
@@ -155,6 +159,9 @@ impl Error {
             Error::EpochInFuture { .. } => {
                 Some("snowflake.epoch must be a time in the past.".into())
             }
+            Error::InRecovery => Some(
+                "A standby shares its primary's snowflake.node_id: mint ids on the primary.".into(),
+            ),
             Error::NeedsPreload { name, .. } => Some(format!(
                 "{name} only takes effect at server start: add snowflake_pg to shared_preload_libraries and restart, or remove the setting."
             )),
