@@ -22,9 +22,21 @@ as_pg() {
   if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
-# Builds the extension in release mode and installs it into PostgreSQL $1.
+# Builds the extension in release mode and installs it into PostgreSQL $1. Each file is
+# renamed into place, never rewritten, so a running server keeps the library it loaded.
 install_extension() {
-  (cd "$SNOWFLAKE_PG_ROOT" && cargo pgrx install --release --pg-config "$(pg_config_of "$1")" >/dev/null)
+  local pg_config stage log
+  pg_config=$(pg_config_of "$1")
+  stage=$SNOWFLAKE_PG_ROOT/target/package-pg$1
+  log=$stage.log
+  rm -rf "$stage"
+  (cd "$SNOWFLAKE_PG_ROOT" && cargo pgrx package --pg-config "$pg_config" --out-dir "$stage") \
+    >"$log" 2>&1 || { cat "$log"; return 1; }
+  (cd "$stage" && find . -type f) | while read -r file; do
+    local dest=/${file#./}
+    mkdir -p "$(dirname "$dest")"
+    cp "$stage/$file" "$dest.new.$$" && mv -f "$dest.new.$$" "$dest"
+  done
 }
 
 # cluster_start NAME VERSION PORT [postgres -c settings...]
