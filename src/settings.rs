@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::layout::{Layout, WORKER_BITS};
 use crate::time::Epoch;
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
-use pgrx::pg_sys;
+use pgrx::{pg_guard, pg_sys};
 use std::cell::Cell;
 use std::ffi::{CStr, CString};
 use std::sync::OnceLock;
@@ -72,16 +72,22 @@ pub fn register() {
             GucFlags::default(),
         );
     }
-    GucRegistry::define_int_guc(
-        NODE_ID_NAME,
-        c"This server's node id: it must differ on every server that mints ids for the same tables.",
-        c"Goes from 0 to 2^snowflake.node_bits - 1.",
-        &NODE_ID,
-        0,
-        (1 << WORKER_BITS) - 1,
-        GucContext::Suset,
-        GucFlags::default(),
-    );
+    // SAFETY: the check hook is guarded and only reads settings.
+    unsafe {
+        GucRegistry::define_int_guc_with_hooks(
+            NODE_ID_NAME,
+            c"This server's node id: it must differ on every server that mints ids for the same tables.",
+            c"Goes from 0 to 2^snowflake.node_bits - 1.",
+            &NODE_ID,
+            0,
+            (1 << WORKER_BITS) - 1,
+            GucContext::Suset,
+            GucFlags::default(),
+            Some(check_node_id),
+            None,
+            None,
+        );
+    }
     GucRegistry::define_int_guc(
         MAX_LEAD_NAME,
         c"How far ahead of the clock a backend may mint ids, in ms.",
@@ -97,6 +103,32 @@ pub fn register() {
         // A server whose ids would all be refused should not start: say why now.
         if let Err(error) = load_fixed() {
             crate::sql::raise(error);
+        }
+    }
+}
+
+/// Refuses a node id that does not fit the node bits when it is SET in a session, so the
+/// mistake shows at once. Values from the configuration pass: refused there, PostgreSQL
+/// would fall back to node 0 with only a warning in the log, while accepted, every
+/// `snowflake_next()` fails with the allowed range until the value is fixed.
+#[pg_guard]
+unsafe extern "C-unwind" fn check_node_id(
+    new_value: *mut i32,
+    _extra: *mut *mut std::ffi::c_void,
+    source: pg_sys::GucSource::Type,
+) -> bool {
+    if source < pg_sys::GucSource::PGC_S_INTERACTIVE {
+        return true;
+    }
+    let Ok(fixed) = fixed() else { return true };
+    // SAFETY: PostgreSQL passes the proposed value.
+    match fixed.layout.check_node_id(unsafe { *new_value } as i64) {
+        Ok(()) => true,
+        Err(error) => {
+            let detail = CString::new(error.detail().unwrap_or_default()).unwrap_or_default();
+            // SAFETY: PostgreSQL reads this palloc'd string when it reports the refusal.
+            unsafe { pg_sys::GUC_check_errdetail_string = pg_sys::pstrdup(detail.as_ptr()) };
+            false
         }
     }
 }

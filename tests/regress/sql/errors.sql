@@ -17,7 +17,7 @@ SELECT snowflake_floor('2089-09-06 15:47:35.552+00');
 SET snowflake.node_id = 3;
 SELECT (snowflake_parse(snowflake_next())).node_id;
 SET snowflake.node_id = 4;
-SELECT snowflake_next();
+SELECT (snowflake_parse(snowflake_next())).node_id;
 SET snowflake.node_id = 1024;
 RESET snowflake.node_id;
 
