@@ -8,9 +8,10 @@ use crate::layout::{compose, Layout};
 use crate::settings;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::ffi::c_int;
 
+#[derive(Clone, Copy)]
 struct Backend {
     generator: Generator,
     clock: SystemClock,
@@ -21,16 +22,25 @@ struct Backend {
     worker_id: i64,
 }
 
-thread_local! {
-    static BACKEND: RefCell<Option<Backend>> = const { RefCell::new(None) };
-}
+/// This process's generator. A plain static rather than a thread-local, which in a loaded
+/// library costs a `__tls_get_addr` call per access; a Cell of a Copy value, so there is no
+/// borrow flag that could panic on the hot path.
+struct ProcessLocal(Cell<Option<Backend>>);
+
+// SAFETY: a backend runs SQL on its one thread only, so the Cell is never shared.
+unsafe impl Sync for ProcessLocal {}
+
+static BACKEND: ProcessLocal = ProcessLocal(Cell::new(None));
 
 /// The next id of this backend.
 pub fn next_id() -> Result<i64, Error> {
-    BACKEND.with_borrow_mut(|backend| match backend {
-        Some(backend) => backend.next_id(),
-        None => backend.insert(Backend::start()?).next_id(),
-    })
+    let mut backend = match BACKEND.0.get() {
+        Some(backend) => backend,
+        None => Backend::start()?,
+    };
+    let id = backend.next_id();
+    BACKEND.0.set(Some(backend));
+    id
 }
 
 impl Backend {
@@ -97,20 +107,12 @@ fn backend_slot() -> Result<i64, Error> {
 /// to get the slot starts after it. Nothing to wait for unless a burst ran ahead.
 #[pg_guard]
 unsafe extern "C-unwind" fn wait_out_lead(_code: c_int, _arg: pg_sys::Datum) {
-    let max_lead_ms = settings::max_lead_ms();
-    BACKEND.with(|cell| match cell.try_borrow() {
-        Ok(backend) => {
-            if let Some(backend) = backend.as_ref() {
-                let wait = backend
-                    .generator
-                    .exit_wait_ms(backend.clock.now_ms(), max_lead_ms);
-                if wait > 0 {
-                    backend.clock.sleep_ms(wait);
-                }
-            }
+    if let Some(backend) = BACKEND.0.get() {
+        let wait = backend
+            .generator
+            .exit_wait_ms(backend.clock.now_ms(), settings::max_lead_ms());
+        if wait > 0 {
+            backend.clock.sleep_ms(wait);
         }
-        // Exiting from inside a call (cannot happen: nothing in it raises): assume the
-        // longest lead rather than hand over a slot too early.
-        Err(_) => std::thread::sleep(std::time::Duration::from_millis(max_lead_ms as u64)),
-    });
+    }
 }

@@ -156,7 +156,7 @@ mod tests {
         assert_eq!(
             labels,
             Ok(Some(
-                "snowflake_at:ss1 snowflake_floor:ss1 snowflake_next:vs1 snowflake_parse:ss1"
+                "snowflake_at:ss1 snowflake_floor:ss1 snowflake_next:vs0 snowflake_parse:ss1"
                     .into()
             ))
         );

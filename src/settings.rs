@@ -186,11 +186,16 @@ fn load_fixed() -> Result<Fixed, Error> {
     })
 }
 
+// The two settings read on every `snowflake_next()` are read straight from their storage:
+// `GucSetting::get` checks the calling thread each time, and backends have one thread.
+
 /// The current `snowflake.node_id`; a superuser or a reload may change it at any time.
 pub fn node_id() -> i64 {
-    NODE_ID.get() as i64
+    // SAFETY: PostgreSQL writes the setting only between calls, in this same thread.
+    unsafe { *NODE_ID.as_ptr() as i64 }
 }
 
 pub fn max_lead_ms() -> i64 {
-    MAX_LEAD_MS.get() as i64
+    // SAFETY: as for `node_id`.
+    unsafe { *MAX_LEAD_MS.as_ptr() as i64 }
 }

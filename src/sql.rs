@@ -38,12 +38,38 @@ fn or_raise<T>(result: Result<T, Error>) -> T {
     result.unwrap_or_else(|error| raise(error))
 }
 
+// `snowflake_next()` is the one hot function, so it is a bare version-1 C function rather
+// than a `#[pg_extern]`: pgrx's generic wrapper (a memory-context switch and an unwinding
+// guard on every call) cost about as much as the rest of the call. Nothing on its success
+// path can panic; its error path goes through pgrx's guard like every other function.
+extension_sql!(
+    r#"
+CREATE FUNCTION snowflake_next() RETURNS bigint
+    VOLATILE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_next';
+"#,
+    name = "snowflake_next"
+);
+
+#[no_mangle]
+pub extern "C" fn pg_finfo_snowflake_next() -> &'static pg_sys::Pg_finfo_record {
+    static VERSION_1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &VERSION_1
+}
+
 /// A new id: time-ordered, unique across the backends of this server and, with distinct
 /// `snowflake.node_id`s, across servers. Each process has its own generator, so parallel
 /// workers may call it too.
-#[pg_extern(volatile, parallel_safe)]
-fn snowflake_next() -> i64 {
-    or_raise(backend::next_id())
+///
+/// # Safety
+/// Called by PostgreSQL's function manager.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn snowflake_next(_fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    match backend::next_id() {
+        Ok(id) => pg_sys::Datum::from(id),
+        // SAFETY: the guard turns the report into a PostgreSQL ERROR, which longjmps out of
+        // this frame; nothing here needs dropping.
+        Err(error) => unsafe { pg_sys::panic::pgrx_extern_c_guard(move || raise(error)) },
+    }
 }
 
 /// The smallest id of `ts`'s millisecond: `id >= snowflake_floor(a) AND id <
