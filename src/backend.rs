@@ -5,7 +5,7 @@ use crate::clock::SystemClock;
 use crate::error::Error;
 use crate::generator::{Clock, Generator};
 use crate::layout::{compose, Layout};
-use crate::settings;
+use crate::{settings, slot_marks};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use std::cell::Cell;
@@ -62,8 +62,10 @@ impl Backend {
             epoch_unix_ms: fixed.epoch.unix_ms(),
         };
         // Read the clock only now that this process holds its slot: its first id then
-        // falls after every id of the slot's previous holder, which waited at exit.
-        let generator = Generator::after(clock.now_ms());
+        // falls after every id of the slot's previous holder, which waited at exit. With
+        // preload, also after the last ms that holder recorded, whatever the clock did.
+        let now = clock.now_ms();
+        let generator = Generator::after(slot_marks::mark(slot).map_or(now, |mark| mark.max(now)));
         // SAFETY: registers a plain function; runs before the slot is released at exit.
         unsafe { pg_sys::before_shmem_exit(Some(wait_out_lead), pg_sys::Datum::from(0)) };
         Ok(Backend {
@@ -114,5 +116,6 @@ unsafe extern "C-unwind" fn wait_out_lead(_code: c_int, _arg: pg_sys::Datum) {
         if wait > 0 {
             backend.clock.sleep_ms(wait);
         }
+        slot_marks::record(backend.slot, backend.generator.last_ms());
     }
 }

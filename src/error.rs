@@ -102,7 +102,7 @@ impl Error {
                 "the system clock reads a time before snowflake.epoch".into()
             }
             Error::ClockBehind { behind_ms, .. } => format!(
-                "the system clock is {behind_ms} ms behind the last snowflake id of this backend"
+                "the system clock is {behind_ms} ms behind the last snowflake id of this backend slot"
             ),
             Error::TimeRangeExhausted => {
                 "the 41-bit time range of snowflake.epoch is used up".into()

@@ -43,7 +43,6 @@ impl Generator {
         }
     }
 
-    #[cfg(test)]
     pub fn last_ms(&self) -> i64 {
         self.last_ms
     }

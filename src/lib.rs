@@ -11,6 +11,7 @@ mod error;
 mod generator;
 mod layout;
 mod settings;
+mod slot_marks;
 mod sql;
 #[cfg(test)]
 mod test_rng;
@@ -26,6 +27,10 @@ pgrx::extension_sql_file!("../sql/comments.sql", finalize);
 #[pgrx::pg_guard]
 pub extern "C-unwind" fn _PG_init() {
     settings::register();
+    // SAFETY: a flag PostgreSQL sets while it loads shared_preload_libraries.
+    if unsafe { pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
+        slot_marks::request();
+    }
 }
 
 /// Required by `cargo pgrx test`.

@@ -2,12 +2,19 @@
 # Many backends minting at once into one primary key: pgbench with 16 clients, then again
 # with a new connection for every transaction (-C) so backend slots change hands all the
 # time. Passes when no transaction fails and every row arrived; the primary key rejects
-# any duplicate id.  Usage: bash tests/concurrency.sh 15|18 (extension installed).
+# any duplicate id. Runs on a stock server, or with `preload` on one that preloads the
+# library (slot marks in shared memory).
+# Usage: bash tests/concurrency.sh 15|18 [preload]   (extension installed)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
-version=${1:?usage: concurrency.sh 15|18}
-name=concurrency$version port=$((5430 + version)) clients=16 rows_per_tx=10
-cluster_start "$name" "$version" "$port"
+version=${1:?usage: concurrency.sh 15|18 [preload]}
+mode=${2:-stock}
+name=concurrency$version-$mode port=$((5430 + version)) clients=16 rows_per_tx=10
+case $mode in
+  stock) cluster_start "$name" "$version" "$port" ;;
+  preload) cluster_start "$name" "$version" "$port" shared_preload_libraries=snowflake_pg ;;
+  *) echo "unknown mode $mode" >&2; exit 2 ;;
+esac
 trap 'cluster_stop "$name" "$version"' EXIT
 sql() { cluster_psql "$name" "$version" "$port" -qAt -c "$1"; }
 
@@ -32,7 +39,7 @@ run() { # run LABEL TRANSACTIONS_PER_CLIENT [pgbench options]
     cat "$out"; echo "FAIL $label: $rows rows, expected $expected; ${failed:-0} failed transactions"
     return 1
   fi
-  echo "ok $label: $clients clients, $((clients * tx)) transactions, $rows rows so far, 0 failed, 0 duplicates"
+  echo "ok $mode server, $label: $clients clients, $((clients * tx)) transactions, $rows rows so far, 0 failed, 0 duplicates"
 }
 run persistent 1000
 run reconnecting 300 -C

@@ -60,6 +60,7 @@ for v in "${versions[@]}"; do
   step "pg$v: build and install" install_extension "$v"
   step "pg$v: pg_regress suite" regress "$v"
   step "pg$v: concurrency (pgbench)" bash tests/concurrency.sh "$v"
+  step "pg$v: concurrency (pgbench), library preloaded" bash tests/concurrency.sh "$v" preload
   if [[ -f tests/reliability/run.sh ]]; then
     step "pg$v: reliability suite" bash tests/reliability/run.sh "$v"
   fi
