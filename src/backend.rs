@@ -32,11 +32,14 @@ unsafe impl Sync for ProcessLocal {}
 
 static BACKEND: ProcessLocal = ProcessLocal(Cell::new(None));
 
-/// The next id of this backend.
+/// The next id of this backend. Called straight from the function manager, unguarded:
+/// the steady path cannot panic, and the first call, which calls into PostgreSQL, runs
+/// under pgrx's guard so any error there becomes a PostgreSQL ERROR.
 pub fn next_id() -> Result<i64, Error> {
     let mut backend = match BACKEND.0.get() {
         Some(backend) => backend,
-        None => Backend::start()?,
+        // SAFETY: we are at the boundary with PostgreSQL's C code, holding nothing to drop.
+        None => unsafe { pg_sys::panic::pgrx_extern_c_guard(Backend::start) }?,
     };
     let id = backend.next_id();
     BACKEND.0.set(Some(backend));
