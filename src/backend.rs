@@ -8,7 +8,7 @@ use crate::layout::{compose, Layout};
 use crate::{settings, slot_marks};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use std::cell::Cell;
+use std::cell::UnsafeCell;
 use std::ffi::c_int;
 
 #[derive(Clone, Copy)]
@@ -23,27 +23,28 @@ struct Backend {
 }
 
 /// This process's generator. A plain static rather than a thread-local, which in a loaded
-/// library costs a `__tls_get_addr` call per access; a Cell of a Copy value, so there is no
-/// borrow flag that could panic on the hot path.
-struct ProcessLocal(Cell<Option<Backend>>);
+/// library costs a `__tls_get_addr` call per access; updated in place, with no borrow flag
+/// that could panic on the hot path.
+struct ProcessLocal(UnsafeCell<Option<Backend>>);
 
-// SAFETY: a backend runs SQL on its one thread only, so the Cell is never shared.
+// SAFETY: a backend runs SQL on its one thread only, so the cell is never shared.
 unsafe impl Sync for ProcessLocal {}
 
-static BACKEND: ProcessLocal = ProcessLocal(Cell::new(None));
+static BACKEND: ProcessLocal = ProcessLocal(UnsafeCell::new(None));
 
 /// The next id of this backend. Called straight from the function manager, unguarded:
 /// the steady path cannot panic, and the first call, which calls into PostgreSQL, runs
 /// under pgrx's guard so any error there becomes a PostgreSQL ERROR.
 pub fn next_id() -> Result<i64, Error> {
-    let mut backend = match BACKEND.0.get() {
+    // SAFETY: one thread, and nothing below calls back into SQL, so this is the only
+    // reference to the cell while it lives.
+    let state = unsafe { &mut *BACKEND.0.get() };
+    let backend = match state {
         Some(backend) => backend,
         // SAFETY: we are at the boundary with PostgreSQL's C code, holding nothing to drop.
-        None => unsafe { pg_sys::panic::pgrx_extern_c_guard(Backend::start) }?,
+        None => state.insert(unsafe { pg_sys::panic::pgrx_extern_c_guard(Backend::start) }?),
     };
-    let id = backend.next_id();
-    BACKEND.0.set(Some(backend));
-    id
+    backend.next_id()
 }
 
 impl Backend {
@@ -112,7 +113,8 @@ fn backend_slot() -> Result<i64, Error> {
 /// to get the slot starts after it. Nothing to wait for unless a burst ran ahead.
 #[pg_guard]
 unsafe extern "C-unwind" fn wait_out_lead(_code: c_int, _arg: pg_sys::Datum) {
-    if let Some(backend) = BACKEND.0.get() {
+    // SAFETY: runs at exit, outside any call of `next_id`.
+    if let Some(backend) = unsafe { *BACKEND.0.get() } {
         let wait = backend
             .generator
             .exit_wait_ms(backend.clock.now_ms(), settings::max_lead_ms());
