@@ -29,7 +29,7 @@ install_extension() {
   pg_config=$(pg_config_of "$1")
   stage=$SNOWFLAKE_PG_ROOT/target/package-pg$1
   log=$stage.log
-  rm -rf "$stage"
+  rm -rf "$stage" && mkdir -p "$(dirname "$stage")"
   (cd "$SNOWFLAKE_PG_ROOT" && cargo pgrx package --pg-config "$pg_config" --out-dir "$stage") \
     >"$log" 2>&1 || { cat "$log"; return 1; }
   (cd "$stage" && find . -type f) | while read -r file; do
