@@ -40,7 +40,8 @@ install_extension() {
 }
 
 # cluster_start NAME VERSION PORT [postgres -c settings...]
-# A fresh cluster in $CLUSTERS_DIR/NAME, listening only on its socket there.
+# A fresh cluster in $CLUSTERS_DIR/NAME, listening only on its socket there. The server
+# runs with the VAR=value words of $CLUSTER_ENV in its environment, if any.
 cluster_start() {
   local name=$1 version=$2 port=$3; shift 3
   local dir=$CLUSTERS_DIR/$name bin
@@ -53,7 +54,8 @@ cluster_start() {
     { cat "$dir/initdb.log"; return 1; }
   local opts="-k $dir -p $port -c listen_addresses=''"
   for setting in "$@"; do opts+=" -c $setting"; done
-  as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -o "$opts" -w start >/dev/null ||
+  # shellcheck disable=SC2086 # CLUSTER_ENV is a list of words
+  as_pg env ${CLUSTER_ENV:-} "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -o "$opts" -w start >/dev/null ||
     { cat "$dir/server.log"; return 1; }
 }
 

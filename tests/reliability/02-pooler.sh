@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Pooler resets: what a connection pooler runs between the statements of its clients
+# (DISCARD ALL, RESET ALL, pg_advisory_unlock_all(), SET ROLE) must not disturb a
+# backend's generator: its ids stay distinct and keep increasing.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+name=pooler$version port=$((port_base + 2)) clients=8 seconds=${POOLER_SECONDS:-15}
+
+start "$name" "$port"
+sql "$name" "$port" "CREATE EXTENSION snowflake_pg; $minted_table;
+  CREATE ROLE app; GRANT INSERT ON minted TO app; GRANT USAGE ON SEQUENCE minted_n_seq TO app"
+script=$CLUSTERS_DIR/$name/session.sql
+cat >"$script" <<'SQL'
+INSERT INTO minted DEFAULT VALUES;
+DISCARD ALL;
+INSERT INTO minted SELECT FROM generate_series(1, 50);
+SELECT pg_advisory_lock(:client_id);
+RESET ALL;
+INSERT INTO minted DEFAULT VALUES;
+SELECT pg_advisory_unlock_all();
+SET ROLE app;
+INSERT INTO minted SELECT FROM generate_series(1, 50);
+RESET ROLE;
+SET snowflake.node_id = 1;
+INSERT INTO minted DEFAULT VALUES;
+DISCARD ALL;
+SQL
+out=$CLUSTERS_DIR/$name/pgbench.log
+"$bin/pgbench" -n -h "$CLUSTERS_DIR/$name" -p "$port" -U postgres -c "$clients" -j 2 \
+  -T "$seconds" -f "$script" postgres >"$out" 2>&1 || { cat "$out"; fail "pgbench failed"; }
+sessions=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$out")
+
+rows=$(check_distinct "$name" "$port" minted)
+((rows == 103 * sessions)) || fail "$rows rows for $sessions rounds of 103"
+check_increasing "$name" "$port" minted
+nodes=$(sql "$name" "$port" "SELECT string_agg(DISTINCT (snowflake_parse(id)).node_id::text, ',') FROM minted")
+[[ $nodes == 0,1 ]] || fail "node ids $nodes, expected 0 and 1 (SET and DISCARD ALL)"
+check_log "$name"
+figure "$clients clients, $sessions rounds of 5 resets each, $rows ids, 0 duplicates," \
+  "increasing within every backend; node id follows SET and DISCARD ALL"

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Backends terminated mid-insert with pg_terminate_backend(): each client reconnects at
+# once, so a new backend takes over the slot just freed. The terminated transactions
+# roll back; every committed id stays distinct.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+name=terminate$version port=$((port_base + 4)) clients=16 seconds=${TERMINATE_SECONDS:-20}
+
+start "$name" "$port"
+sql "$name" "$port" "CREATE EXTENSION snowflake_pg; $minted_table"
+deadline=$((SECONDS + seconds))
+client() { # inserts of 20,000 rows, each in a new connection, until the deadline
+  while ((SECONDS < deadline)); do
+    sql "$name" "$port" "INSERT INTO minted SELECT FROM generate_series(1, 20000)" 2>/dev/null || true
+  done
+}
+for _ in $(seq "$clients"); do client & done
+
+terminated=0
+while ((SECONDS < deadline)); do
+  killed=$(sql "$name" "$port" "SELECT count(pg_terminate_backend(pid)) FROM (SELECT pid
+    FROM pg_stat_activity WHERE query LIKE 'INSERT INTO minted%' AND pid <> pg_backend_pid()
+    ORDER BY random() LIMIT 2) s")
+  terminated=$((terminated + killed))
+  sleep 0.05
+done
+wait
+
+rows=$(check_distinct "$name" "$port" minted)
+((terminated >= 50)) || fail "only $terminated backends were terminated"
+((rows > 0 && rows % 20000 == 0)) || fail "$rows rows: a terminated insert left part of its rows"
+check_log "$name"
+figure "$clients clients reconnecting at once, $terminated backends terminated mid-insert" \
+  "in $seconds s, $((rows / 20000)) inserts committed, $rows ids, 0 duplicates"

@@ -1,0 +1,76 @@
+# Shared by the reliability scenarios: their servers, their checks and their figures.
+# A scenario is `bash tests/reliability/NN-name.sh 15|18`, with the extension installed;
+# it prints what it checked and exits non-zero on the first failed check.
+
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
+version=${1:?usage: $0 15|18}
+scenario=$(basename "$0" .sh)
+# Ports 5600-5649 for PostgreSQL 15, 5650-5699 for 18; a scenario adds its own offset.
+port_base=$((version == 15 ? 5600 : 5650))
+bin=$(pg_bin_of "$version")
+# The figures of every scenario of a run, for docs/reliability.md.
+report=${RELIABILITY_REPORT:-$SNOWFLAKE_PG_ROOT/target/reliability-pg$version.txt}
+mkdir -p "$(dirname "$report")"
+
+servers=()
+stop_servers() {
+  local name
+  for name in "${servers[@]}"; do cluster_stop "$name" "$version" 2>/dev/null || true; done
+}
+trap stop_servers EXIT
+
+# start NAME PORT [setting=value ...]: a fresh server. Verbose errors put the SQLSTATE in
+# the log, which is how an internal error (XX000, what a Rust panic would become) shows.
+start() {
+  local name=$1 port=$2; shift 2
+  servers+=("$name")
+  cluster_start "$name" "$version" "$port" log_error_verbosity=verbose "$@"
+}
+
+# sql NAME PORT QUERY [psql args...]: one query, unaligned output, stop on error.
+sql() {
+  local name=$1 port=$2 query=$3; shift 3
+  cluster_psql "$name" "$version" "$port" -qAt "$@" -c "$query"
+}
+
+fail() { echo "FAIL $scenario: $*"; exit 1; }
+
+# figure TEXT: a result worth keeping, printed and added to the report.
+figure() {
+  echo "  $*"
+  echo "$scenario: $*" >>"$report"
+}
+
+# check_log NAME: no crash, assertion, PANIC, internal error or Rust panic in the log.
+# A SIGKILL that a scenario sends itself is not a crash of ours, so signal 9 is allowed.
+check_log() {
+  local log=$CLUSTERS_DIR/$1/server.log bad
+  bad=$(grep -E 'PANIC|TRAP:|terminated by signal (6|11)|[Ss]egmentation|Aborted|XX000|panicked' "$log" |
+    head -5) || true
+  [[ -z $bad ]] || fail "the server log of $1 shows: $bad"
+}
+
+# check_distinct NAME PORT TABLE: every id of TABLE.id is distinct; prints the row count.
+check_distinct() {
+  local counts rows distinct
+  counts=$(sql "$1" "$2" "SELECT count(*), count(DISTINCT id) FROM $3")
+  IFS='|' read -r rows distinct <<<"$counts"
+  [[ $rows == "$distinct" ]] || fail "$3 holds $rows ids but only $distinct distinct ones"
+  echo "$rows"
+}
+
+# check_increasing NAME PORT TABLE: within each backend (column pid), the generator's
+# (ms, sequence) strictly increases in the order ids were minted (column n, a bigserial
+# filled in the same row). The worker bits in between are left out: they change with
+# snowflake.node_id, which a session may SET.
+check_increasing() {
+  local backwards
+  backwards=$(sql "$1" "$2" "SELECT count(*) FROM (SELECT ms_seq <= lag(ms_seq) OVER w AS back
+    FROM (SELECT pid, n, (id >> 22) * 4096 + (id & 4095) AS ms_seq FROM $3) t
+    WINDOW w AS (PARTITION BY pid ORDER BY n)) s WHERE back")
+  [[ $backwards == 0 ]] || fail "$backwards ids of $3 do not follow their backend's previous one"
+}
+
+# The table most scenarios mint into: the primary key rejects any duplicate.
+minted_table="CREATE TABLE minted (id bigint PRIMARY KEY DEFAULT snowflake_next(),
+  n bigserial, pid int NOT NULL DEFAULT pg_backend_pid())"
