@@ -22,6 +22,8 @@ pub enum Error {
     /// Ids are never negative: the sign bit is always 0.
     NegativeId(i64),
     UidOutOfRange(i64),
+    /// `snowflake.node_bits` outside 0 to 10.
+    NodeBitsOutOfRange(i64),
     NodeIdOutOfRange {
         node_id: i64,
         node_bits: u32,
@@ -66,6 +68,7 @@ impl Error {
             }
             Error::NegativeId(_) | Error::UidOutOfRange(_) => ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
             Error::NodeIdOutOfRange { .. }
+            | Error::NodeBitsOutOfRange(_)
             | Error::InvalidEpoch { .. }
             | Error::EpochInFuture { .. }
             | Error::NeedsPreload { .. } => ERRCODE_INVALID_PARAMETER_VALUE,
@@ -89,6 +92,9 @@ impl Error {
             }
             Error::NegativeId(id) => format!("snowflake id {id} is negative"),
             Error::UidOutOfRange(uid) => format!("uid {uid} is out of range"),
+            Error::NodeBitsOutOfRange(node_bits) => {
+                format!("snowflake.node_bits = {node_bits} is out of range")
+            }
             Error::NodeIdOutOfRange { node_id, node_bits } => format!(
                 "snowflake.node_id = {node_id} does not fit in snowflake.node_bits = {node_bits}"
             ),
@@ -127,6 +133,10 @@ impl Error {
             Error::UidOutOfRange(_) => Some(format!(
                 "The uid fills the 22 low bits of the id: it must be between 0 and {}.",
                 crate::layout::MAX_UID
+            )),
+            Error::NodeBitsOutOfRange(_) => Some(format!(
+                "It goes from 0 to {}: how many of the worker bits name the node rather than the backend slot.",
+                crate::layout::WORKER_BITS
             )),
             Error::NodeIdOutOfRange { node_bits, .. } => Some(format!(
                 "With snowflake.node_bits = {node_bits}, node ids go from 0 to {}.",

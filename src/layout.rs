@@ -39,10 +39,12 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// `node_bits` must be at most `WORKER_BITS`; the GUC's range guarantees it.
-    pub fn new(node_bits: u32) -> Layout {
-        assert!(node_bits <= WORKER_BITS, "node_bits out of range");
-        Layout { node_bits }
+    /// The layout for a value of `snowflake.node_bits`, which goes from 0 to `WORKER_BITS`.
+    pub fn new(node_bits: i64) -> Result<Layout, Error> {
+        match u32::try_from(node_bits) {
+            Ok(node_bits) if node_bits <= WORKER_BITS => Ok(Layout { node_bits }),
+            _ => Err(Error::NodeBitsOutOfRange(node_bits)),
+        }
     }
 
     #[cfg(test)]
@@ -128,7 +130,7 @@ mod tests {
 
     #[test]
     fn default_layout_numbers_256_slots_on_4_nodes() {
-        let layout = Layout::new(2);
+        let layout = Layout::new(2).unwrap();
         assert_eq!(slot_capacity(2), 256);
         assert!(layout.check_node_id(3).is_ok());
         assert_eq!(
@@ -151,7 +153,7 @@ mod tests {
 
     #[test]
     fn the_extremes_of_every_field_compose_and_decompose() {
-        let layout = Layout::new(2);
+        let layout = Layout::new(2).unwrap();
         let id = compose(MAX_MS, layout.worker_id(3, 255), MAX_SEQUENCE);
         assert_eq!(id, i64::MAX);
         let parts = layout.decompose(id).unwrap();
@@ -173,10 +175,10 @@ mod tests {
 
     #[test]
     fn node_bits_zero_and_ten_leave_all_bits_to_one_side() {
-        let all_slots = Layout::new(0);
+        let all_slots = Layout::new(0).unwrap();
         assert_eq!(all_slots.worker_id(0, 1023), 1023);
         assert_eq!(all_slots.decompose(1023 << 12).unwrap().backend_slot, 1023);
-        let all_nodes = Layout::new(10);
+        let all_nodes = Layout::new(10).unwrap();
         assert_eq!(all_nodes.worker_id(1023, 0), 1023);
         assert_eq!(all_nodes.decompose(1023 << 12).unwrap().node_id, 1023);
         assert!(all_nodes.check_slots(1).is_ok());
@@ -184,10 +186,20 @@ mod tests {
     }
 
     #[test]
+    fn node_bits_outside_zero_to_ten_are_refused() {
+        for node_bits in [-1, 11, i32::MIN as i64, i32::MAX as i64] {
+            assert_eq!(
+                Layout::new(node_bits),
+                Err(Error::NodeBitsOutOfRange(node_bits))
+            );
+        }
+    }
+
+    #[test]
     fn property_decompose_inverts_compose_for_every_layout() {
         let mut rng = Rng::new(1);
         for _ in 0..100_000 {
-            let layout = Layout::new(rng.below(WORKER_BITS as u64 + 1) as u32);
+            let layout = Layout::new(rng.below(WORKER_BITS as u64 + 1) as i64).unwrap();
             let ms = rng.below(MAX_MS as u64 + 1) as i64;
             let node_id = rng.below(1 << layout.node_bits()) as i64;
             let slot = rng.below(slot_capacity(layout.node_bits()) as u64) as i64;
@@ -207,7 +219,7 @@ mod tests {
     #[test]
     fn property_ids_order_by_time_first_and_floors_bound_their_millisecond() {
         let mut rng = Rng::new(2);
-        let layout = Layout::new(2);
+        let layout = Layout::new(2).unwrap();
         for _ in 0..100_000 {
             let ms = rng.below(MAX_MS as u64) as i64;
             let worker = layout.worker_id(rng.below(4) as i64, rng.below(256) as i64);

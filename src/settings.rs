@@ -14,6 +14,7 @@ use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use pgrx::{pg_guard, pg_sys};
 use std::cell::Cell;
 use std::ffi::{CStr, CString};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 const NODE_ID_NAME: &CStr = c"snowflake.node_id";
@@ -34,6 +35,9 @@ static NODE_ID: GucSetting<i32> = GucSetting::<i32>::new(0);
 static NODE_BITS: GucSetting<i32> = GucSetting::<i32>::new(DEFAULT_NODE_BITS);
 static EPOCH: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(DEFAULT_EPOCH));
 static MAX_LEAD_MS: GucSetting<i32> = GucSetting::<i32>::new(DEFAULT_MAX_LEAD_MS);
+
+/// True while `snowflake.node_id` is being defined: see `check_node_id`.
+static DEFINING_NODE_ID: AtomicBool = AtomicBool::new(false);
 
 /// Set when the configuration gives a restart-only setting but the library was not preloaded.
 static NEEDS_PRELOAD: OnceLock<Error> = OnceLock::new();
@@ -56,8 +60,12 @@ pub fn register() {
             c"How many of the 10 worker bits of an id name the node; the rest number the backend.",
             c"Changing it changes what every id means: it takes effect at server start, and only with snowflake_pg in shared_preload_libraries.",
             &NODE_BITS,
-            0,
-            WORKER_BITS as i32,
+            // The range is checked when the settings are loaded, not by PostgreSQL: at
+            // server start it would only warn about a value out of its range and keep the
+            // default, which changes what every id means. Checked there, a preloading
+            // server refuses to start and says why.
+            i32::MIN,
+            i32::MAX,
             restart_only(),
             GucFlags::default(),
         );
@@ -72,6 +80,7 @@ pub fn register() {
             GucFlags::default(),
         );
     }
+    DEFINING_NODE_ID.store(true, Ordering::Relaxed);
     // SAFETY: the check hook is guarded and only reads settings.
     unsafe {
         GucRegistry::define_int_guc_with_hooks(
@@ -88,6 +97,7 @@ pub fn register() {
             None,
         );
     }
+    DEFINING_NODE_ID.store(false, Ordering::Relaxed);
     GucRegistry::define_int_guc(
         MAX_LEAD_NAME,
         c"How far ahead of the clock a backend may mint ids, in ms.",
@@ -110,14 +120,16 @@ pub fn register() {
 /// Refuses a node id that does not fit the node bits when it is SET in a session, so the
 /// mistake shows at once. Values from the configuration pass: refused there, PostgreSQL
 /// would fall back to node 0 with only a warning in the log, while accepted, every
-/// `snowflake_next()` fails with the allowed range until the value is fixed.
+/// `snowflake_next()` fails with the allowed range until the value is fixed. So does a
+/// value SET before the library was loaded, which PostgreSQL applies again while the
+/// setting is being defined, for the same reason.
 #[pg_guard]
 unsafe extern "C-unwind" fn check_node_id(
     new_value: *mut i32,
     _extra: *mut *mut std::ffi::c_void,
     source: pg_sys::GucSource::Type,
 ) -> bool {
-    if source < pg_sys::GucSource::PGC_S_INTERACTIVE {
+    if source < pg_sys::GucSource::PGC_S_INTERACTIVE || DEFINING_NODE_ID.load(Ordering::Relaxed) {
         return true;
     }
     let Ok(fixed) = fixed() else { return true };
@@ -181,7 +193,7 @@ fn load_fixed() -> Result<Fixed, Error> {
         .map(|text| text.to_string_lossy().into_owned())
         .unwrap_or_default();
     Ok(Fixed {
-        layout: Layout::new(NODE_BITS.get() as u32),
+        layout: Layout::new(NODE_BITS.get().into())?,
         epoch: Epoch::parse(&epoch_text, unix_now_ms())?,
     })
 }

@@ -27,10 +27,11 @@ start() {
   cluster_start "$name" "$version" "$port" log_error_verbosity=verbose "$@"
 }
 
-# sql NAME PORT QUERY [psql args...]: one query, unaligned output, stop on error.
+# sql NAME PORT QUERY [psql args...]: the query, then any further -c of the args, in one
+# session; unaligned output, stop on error.
 sql() {
   local name=$1 port=$2 query=$3; shift 3
-  cluster_psql "$name" "$version" "$port" -qAt "$@" -c "$query"
+  cluster_psql "$name" "$version" "$port" -qAt -c "$query" "$@"
 }
 
 fail() { echo "FAIL $scenario: $*"; exit 1; }

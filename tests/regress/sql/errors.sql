@@ -20,6 +20,16 @@ SET snowflake.node_id = 4;
 SELECT (snowflake_parse(snowflake_next())).node_id;
 SET snowflake.node_id = 1024;
 RESET snowflake.node_id;
+-- In a new session the library is not loaded yet: the value is kept, and every call
+-- refuses it, rather than falling back to node 0 with a warning.
+\c
+SET snowflake.node_id = 4;
+SELECT snowflake_next();
+RESET snowflake.node_id;
+SELECT (snowflake_parse(snowflake_next())).node_id;
+\set VERBOSITY default
+SET timezone = 'UTC';
+SET datestyle = 'ISO';
 
 -- Only a superuser or the configuration may set the node id; restart-only settings
 -- cannot be changed at all in a session.

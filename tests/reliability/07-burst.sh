@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Bursts past 4,096 ids per ms in one backend: millions of ids in one statement borrow
+# later milliseconds, all distinct, never further ahead of the clock than
+# snowflake.max_lead_ms (the default 1 s, then 50 ms after a reload). Then the hand-over
+# after a burst: the backend holds its slot until the clock has caught up with its last
+# id, and the next holder of the slot starts after it.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+name=burst$version port=$((port_base + 12)) ids=3000000
+
+start "$name" "$port"
+sql "$name" "$port" "CREATE EXTENSION snowflake_pg"
+
+burst() { # LEAD_BOUND_MS: one statement of $ids ids, the lead sampled every 1,000 ids
+  local bound=$1 rows distinct lead ms
+  IFS='|' read -r rows distinct lead ms <<<"$(sql "$name" "$port" "SELECT count(*),
+    count(DISTINCT id), max(lead), round(extract(epoch FROM max(sampled) - statement_timestamp()) * 1000)
+    FROM (SELECT id, CASE WHEN g % 1000 = 0 THEN clock_timestamp() END AS sampled,
+      CASE WHEN g % 1000 = 0 THEN (id >> 22) - (snowflake_floor(clock_timestamp()) >> 22) END AS lead
+      FROM (SELECT g, snowflake_next() AS id FROM generate_series(1, $ids) g OFFSET 0) s) t")"
+  ((rows == ids && distinct == ids)) || fail "$distinct distinct ids of $rows in one burst"
+  ((lead <= bound)) || fail "the burst ran $lead ms ahead of the clock, past $bound ms"
+  figure "one backend, max_lead_ms = $bound: $ids ids in $ms ms ($((ids / ms * 1000)) ids/s)," \
+    "all distinct, at most $lead ms ahead of the clock"
+}
+burst 1000
+# ALTER SYSTEM only knows the setting in a session that has loaded the library.
+sql "$name" "$port" "LOAD 'snowflake_pg'" -c "ALTER SYSTEM SET snowflake.max_lead_ms = 50" \
+  -c "SELECT pg_reload_conf()" >/dev/null
+burst 50
+sql "$name" "$port" "LOAD 'snowflake_pg'" -c "ALTER SYSTEM RESET snowflake.max_lead_ms" \
+  -c "SELECT pg_reload_conf()" >/dev/null
+
+# Hand-over: A bursts and disconnects; a watcher notes when A's process is gone; then B
+# connects and takes the slot A freed.
+IFS='|' read -r pid_a last_a slot_a lead_a <<<"$(sql "$name" "$port" "SELECT pg_backend_pid(),
+  last >> 22, (snowflake_parse(last)).backend_slot,
+  (last >> 22) - (snowflake_floor(clock_timestamp()) >> 22)
+  FROM (SELECT max(snowflake_next()) AS last FROM generate_series(1, $ids)) s")"
+gone_ms=$(sql "$name" "$port" "DO \$\$ BEGIN
+    WHILE EXISTS (SELECT FROM pg_stat_activity WHERE pid = $pid_a) LOOP
+      PERFORM pg_sleep(0.001); PERFORM pg_stat_clear_snapshot();
+    END LOOP; END \$\$" -c "SELECT snowflake_floor(clock_timestamp()) >> 22")
+IFS='|' read -r first_b slot_b <<<"$(sql "$name" "$port" "SELECT id >> 22, (snowflake_parse(id)).backend_slot
+  FROM snowflake_next() AS id")"
+((gone_ms >= last_a)) || fail "A left its slot at ms $gone_ms, before its last id's ms $last_a"
+[[ $slot_b == "$slot_a" ]] || fail "B got slot $slot_b, not A's slot $slot_a"
+((first_b > last_a)) || fail "B's first id (ms $first_b) is not after A's last (ms $last_a)"
+check_log "$name"
+figure "hand-over after a burst: A ended $lead_a ms ahead of the clock and left slot" \
+  "$slot_a $((gone_ms - last_a)) ms after its last id's ms; B's first id in that slot came" \
+  "$((first_b - last_a)) ms after A's last"

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Settings misuse: each mistake a DBA can make gets a clear error that names the fix,
+# whether it is made with SET, in the configuration file or at server start.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+port=$((port_base + 16)) checked=0
+
+# expect_error NAME QUERY PATTERN [psql args...]: QUERY (and any further -c) fails with an
+# error whose verbose report, on one line, matches PATTERN.
+expect_error() {
+  local out
+  out=$(sql "$1" "$port" "$2" "${@:4}" -v VERBOSITY=verbose 2>&1) && fail "no error for: $2"
+  grep -qE -e "$3" <<<"${out//$'\n'/ }" || fail "for $2, expected /$3/, got: $out"
+  checked=$((checked + 1))
+}
+# expect_no_start NAME PATTERN SETTINGS...: the server refuses to start, saying PATTERN.
+expect_no_start() {
+  local name=$1 pattern=$2; shift 2
+  start "$name" "$port" "$@" >/dev/null 2>&1 && fail "$name started with $*"
+  grep -qE -e "$pattern" "$CLUSTERS_DIR/$name/server.log" ||
+    fail "$name: the log does not say /$pattern/: $(tail -3 "$CLUSTERS_DIR/$name/server.log")"
+  checked=$((checked + 1))
+}
+restart_with() { # NAME SETTINGS...: a fresh server with the extension created
+  local name=$1; shift
+  ((${#servers[@]} == 0)) || cluster_stop "${servers[-1]}" "$version"
+  start "$name" "$port" "$@"
+  sql "$name" "$port" "CREATE EXTENSION snowflake_pg; CREATE ROLE app LOGIN"
+}
+
+name=settings$version-stock
+restart_with "$name"
+# Once the library is loaded in a session, SET refuses a node id out of range at once;
+# before that, the value is kept and the first call refuses it.
+expect_error "$name" "SELECT snowflake_floor(now()); SET snowflake.node_id = 4" \
+  'invalid value for parameter "snowflake.node_id": 4.*DETAIL:  With snowflake.node_bits = 2, node ids go from 0 to 3'
+expect_error "$name" "SET snowflake.node_id = 4; SELECT snowflake_next()" \
+  '22023: snowflake.node_id = 4 does not fit in snowflake.node_bits = 2'
+expect_error "$name" "SELECT snowflake_floor(now()); SET snowflake.node_id = -1" \
+  '-1 is outside the valid range for parameter "snowflake.node_id" \(0 .. 1023\)'
+expect_error "$name" "SELECT snowflake_floor(now()); SET ROLE app; SET snowflake.node_id = 1" \
+  '42501: permission denied to set parameter "snowflake.node_id"'
+# Before the library is loaded, PostgreSQL keeps the value, then drops it with a warning.
+node=$(sql "$name" "$port" "SET ROLE app" -c "SET snowflake.node_id = 1" \
+  -c "SELECT (snowflake_parse(snowflake_next())).node_id" 2>&1)
+[[ $node == *'permission denied to set parameter "snowflake.node_id"'* && $(tail -n 1 <<<"$node") == 0 ]] ||
+  fail "a non-superuser's node id before the library was loaded: $node"
+checked=$((checked + 1))
+expect_error "$name" "LOAD 'snowflake_pg'" 'snowflake.max_lead_ms.*60000' \
+  -c "ALTER SYSTEM SET snowflake.max_lead_ms = 60001"
+check_log "$name"
+
+name=settings$version-node-id-in-file
+restart_with "$name" snowflake.node_id=7
+expect_error "$name" "SELECT snowflake_next()" \
+  '22023: snowflake.node_id = 7 does not fit in snowflake.node_bits = 2.*HINT:  Set snowflake.node_id to a value in range'
+
+name=settings$version-epoch-without-preload
+restart_with "$name" "snowflake.epoch='2021-01-01'"
+expect_error "$name" "SELECT snowflake_next()" \
+  'snowflake.epoch = "2021-01-01" is set, but snowflake_pg is not in shared_preload_libraries.*HINT:  .*add snowflake_pg to shared_preload_libraries'
+
+name=settings$version-too-many-slots
+restart_with "$name" shared_preload_libraries=snowflake_pg snowflake.node_bits=5 max_connections=100
+expect_error "$name" "SELECT snowflake_next()" \
+  '53400: this server has [0-9]+ backend slots, more than the 32 that snowflake.node_bits = 5 leaves room for.*HINT:  Lower snowflake.node_bits'
+cluster_stop "$name" "$version"
+
+expect_no_start "settings$version-bad-epoch" 'invalid value for snowflake.epoch: "yesterday"' \
+  shared_preload_libraries=snowflake_pg "snowflake.epoch=yesterday"
+expect_no_start "settings$version-future-epoch" 'snowflake.epoch "2999-01-01" is in the future' \
+  shared_preload_libraries=snowflake_pg "snowflake.epoch=2999-01-01"
+expect_no_start "settings$version-node-bits" 'snowflake.node_bits = 11 is out of range' \
+  shared_preload_libraries=snowflake_pg snowflake.node_bits=11
+figure "$checked misuses of the settings (SET, configuration file, server start):" \
+  "each refused with a message naming the setting and its allowed values or fix"
