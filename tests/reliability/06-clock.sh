@@ -67,51 +67,41 @@ SQL
     "ids followed the step forward"
 }
 
-quiesce() { # NAME PORT: no client connection left but the one asking, then a margin
-  until [[ $(sql "$1" "$2" "SELECT count(*) FROM pg_stat_activity
-      WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()") == 0 ]]; do
-    sleep 0.1
-  done
-  sleep 0.3
-}
-
-handover() { # MODE: a step back between two holders of one slot
-  local mode=$1 name=$2 port=$3 first last slot_a slot_b
+handover() { # MODE NAME PORT: a step back between two holders of one slot
+  local mode=$1 name=$2 port=$3 first last slot_a
   sql "$name" "$port" "CREATE TABLE handover (id bigint PRIMARY KEY)"
-  # A new connection takes the lowest free slot: A and B each start once every other
-  # connection, and the previous one's exit, is over, so that B gets A's slot.
   quiesce "$name" "$port"
   # A: mints for a fraction of a second, then disconnects (with no lead to wait out).
   IFS='|' read -r first last slot_a <<<"$(sql "$name" "$port" "WITH a AS (INSERT INTO handover
     SELECT snowflake_next() FROM generate_series(1, 50000) RETURNING id)
     SELECT min(id) >> 22, max(id) >> 22, min((snowflake_parse(id)).backend_slot) FROM a")"
-  local span=$((last - first))
-  quiesce "$name" "$port"
-  # The clock steps back to 0.3 s before A's first id; B takes the slot and mints over
-  # more than A's span. Its repeats of A's ids are caught by the primary key.
-  step "$name" "-$(((span + 300) / 1000)).$(printf '%03d' $(((span + 300) % 1000)))"
-  local out minted repeated
-  out=$(sql "$name" "$port" "WITH b AS (INSERT INTO handover SELECT snowflake_next()
-    FROM generate_series(1, 100000) ON CONFLICT DO NOTHING RETURNING id)
-    SELECT count(*), 100000 - count(*), min((snowflake_parse(id)).backend_slot) FROM b" \
-    -v VERBOSITY=verbose 2>&1) || true
+  # B: once it holds A's slot, and before its first id, the clock steps back to 0.3 s
+  # before A's first id; then B mints over more than A's span. Its repeats of A's ids
+  # are caught by the primary key.
+  local offsets=$CLUSTERS_DIR/$name.offset a_first_unix_ms=$((first + 1577836800000)) out
+  out=$(in_slot "$name" "$port" "$slot_a" "
+\\! d=\$((\$(date +%s%3N) - $a_first_unix_ms + 300)); echo step \$d; echo -\$((d / 1000)).\$(printf %03d \$((d % 1000)))>$offsets.new; mv -f $offsets.new $offsets
+WITH b AS (INSERT INTO handover SELECT snowflake_next() FROM generate_series(1, 100000)
+  ON CONFLICT DO NOTHING RETURNING id)
+SELECT count(*), 100000 - count(*), min((snowflake_parse(id)).backend_slot) FROM b;")
   step "$name" +0
+  local step_ms minted repeated slot_b
+  step_ms=$(sed -n 's/^step //p' <<<"$out")
+  [[ -n $step_ms ]] || fail "the clock was not stepped: $out"
+  local what="$mode server, clock stepped back $step_ms ms between two holders of slot $slot_a"
   if [[ $out == *"ERROR:  55000: the system clock is "*" ms behind the last snowflake id of this backend slot"* ]]; then
     [[ $mode == preload ]] || fail "stock server: unexpected error: $out"
-    figure "$mode server, clock stepped back $((span + 300)) ms between two holders of slot" \
-      "$slot_a: the new holder gets a clean error (55000, past the bound), 0 duplicates"
+    figure "$what: the new holder gets a clean error (55000, past the bound), 0 duplicates"
     return
   fi
-  IFS='|' read -r minted repeated slot_b <<<"$out"
-  [[ $slot_b == "$slot_a" ]] || fail "B got slot $slot_b, not A's slot $slot_a: nothing shown"
+  IFS='|' read -r minted repeated slot_b <<<"$(tail -n 1 <<<"$out")"
+  [[ $slot_b == "$slot_a" ]] || fail "B got slot $slot_b, not A's slot $slot_a: $out"
   if [[ $mode == preload ]]; then
     ((repeated == 0)) || fail "preload: $repeated ids of B repeated A's"
-    figure "$mode server, clock stepped back $((span + 300)) ms between two holders of slot" \
-      "$slot_a: the new holder starts after the slot mark, $minted ids, 0 repeats"
+    figure "$what: the new holder starts after the slot mark, $minted ids, 0 repeats"
   else
-    figure "$mode server, clock stepped back $((span + 300)) ms between two holders of slot" \
-      "$slot_a (documented limit of the default mode): $repeated of $((minted + repeated)) ids" \
-      "repeated the old holder's and were caught by the primary key"
+    figure "$what (documented limit of the default mode): $repeated of $((minted + repeated))" \
+      "ids repeated the old holder's and were caught by the primary key"
   fi
 }
 

@@ -32,7 +32,7 @@ sql "$name" "$port" "LOAD 'snowflake_pg'" -c "ALTER SYSTEM RESET snowflake.max_l
   -c "SELECT pg_reload_conf()" >/dev/null
 
 # Hand-over: A bursts and disconnects; a watcher notes when A's process is gone; then B
-# connects and takes the slot A freed.
+# takes the slot A freed.
 IFS='|' read -r pid_a last_a slot_a lead_a <<<"$(sql "$name" "$port" "SELECT pg_backend_pid(),
   last >> 22, (snowflake_parse(last)).backend_slot,
   (last >> 22) - (snowflake_floor(clock_timestamp()) >> 22)
@@ -41,8 +41,8 @@ gone_ms=$(sql "$name" "$port" "DO \$\$ BEGIN
     WHILE EXISTS (SELECT FROM pg_stat_activity WHERE pid = $pid_a) LOOP
       PERFORM pg_sleep(0.001); PERFORM pg_stat_clear_snapshot();
     END LOOP; END \$\$" -c "SELECT snowflake_floor(clock_timestamp()) >> 22")
-IFS='|' read -r first_b slot_b <<<"$(sql "$name" "$port" "SELECT id >> 22, (snowflake_parse(id)).backend_slot
-  FROM snowflake_next() AS id")"
+IFS='|' read -r first_b slot_b <<<"$(in_slot "$name" "$port" "$slot_a" "SELECT id >> 22,
+  (snowflake_parse(id)).backend_slot FROM snowflake_next() AS id;")"
 ((gone_ms >= last_a)) || fail "A left its slot at ms $gone_ms, before its last id's ms $last_a"
 [[ $slot_b == "$slot_a" ]] || fail "B got slot $slot_b, not A's slot $slot_a"
 ((first_b > last_a)) || fail "B's first id (ms $first_b) is not after A's last (ms $last_a)"

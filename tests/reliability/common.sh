@@ -75,3 +75,42 @@ check_increasing() {
 # The table most scenarios mint into: the primary key rejects any duplicate.
 minted_table="CREATE TABLE minted (id bigint PRIMARY KEY DEFAULT snowflake_next(),
   n bigserial, pid int NOT NULL DEFAULT pg_backend_pid())"
+
+quiesce() { # NAME PORT: no client session left but the one asking, then a margin for exits
+  until [[ $(sql "$1" "$2" "SELECT count(*) FROM pg_stat_activity
+      WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()") == 0 ]]; do
+    sleep 0.1
+  done
+  sleep 0.3
+}
+
+# in_slot NAME PORT SLOT SCRIPT: runs the psql SCRIPT in a new session that holds backend
+# slot SLOT, errors included in the output. PostgreSQL 15 gives a new session the lowest
+# free slot, so once the server is quiet the first try gets the slot its last session
+# freed; from 17 on, freed slots are handed out in turn, so it reconnects until it gets
+# SLOT (asking pg_stat_get_backend_idset(), which numbers sessions by slot there).
+in_slot() {
+  local name=$1 port=$2 slot=$3 script=$4 out
+  local psql=(cluster_psql "$name" "$version" "$port" -qAt -v ON_ERROR_STOP=0 -v VERBOSITY=verbose)
+  if ((version < 17)); then
+    quiesce "$name" "$port"
+    "${psql[@]}" <<<"$script" 2>&1
+    return
+  fi
+  for _ in $(seq 2000); do
+    out=$("${psql[@]}" 2>&1 <<SQL
+SELECT s = $slot AS mine FROM pg_stat_get_backend_idset() s
+  WHERE pg_stat_get_backend_pid(s) = pg_backend_pid() \gset
+\if :mine
+\echo in-slot
+$script
+\endif
+SQL
+    )
+    if [[ $out == in-slot* ]]; then
+      echo "${out#in-slot$'\n'}"
+      return
+    fi
+  done
+  fail "no session got backend slot $slot"
+}
