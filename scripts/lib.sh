@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared shell helpers: where each PostgreSQL is, and throwaway clusters run as the
 # postgres user (initdb refuses root). Sourced by the setup, demo, test and bench scripts.
 

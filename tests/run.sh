@@ -5,7 +5,7 @@
 # Usage: bash tests/run.sh [15|18 ...]   (both versions by default)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$root"
+cd "$root" || exit 1
 bash scripts/setup.sh || exit 1
 source scripts/lib.sh
 

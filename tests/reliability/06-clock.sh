@@ -68,13 +68,13 @@ SQL
 }
 
 handover() { # MODE NAME PORT: a step back between two holders of one slot
-  local mode=$1 name=$2 port=$3 first last slot_a
+  local mode=$1 name=$2 port=$3 first slot_a
   sql "$name" "$port" "CREATE TABLE handover (id bigint PRIMARY KEY)"
   quiesce "$name" "$port"
   # A: mints for a fraction of a second, then disconnects (with no lead to wait out).
-  IFS='|' read -r first last slot_a <<<"$(sql "$name" "$port" "WITH a AS (INSERT INTO handover
+  IFS='|' read -r first slot_a <<<"$(sql "$name" "$port" "WITH a AS (INSERT INTO handover
     SELECT snowflake_next() FROM generate_series(1, 50000) RETURNING id)
-    SELECT min(id) >> 22, max(id) >> 22, min((snowflake_parse(id)).backend_slot) FROM a")"
+    SELECT min(id) >> 22, min((snowflake_parse(id)).backend_slot) FROM a")"
   # B: once it holds A's slot, and before its first id, the clock steps back to 0.3 s
   # before A's first id; then B mints over more than A's span. Its repeats of A's ids
   # are caught by the primary key.

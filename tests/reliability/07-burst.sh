@@ -20,7 +20,7 @@ burst() { # LEAD_BOUND_MS: one statement of $ids ids, the lead sampled every 1,0
       FROM (SELECT g, snowflake_next() AS id FROM generate_series(1, $ids) g OFFSET 0) s) t")"
   ((rows == ids && distinct == ids)) || fail "$distinct distinct ids of $rows in one burst"
   ((lead <= bound)) || fail "the burst ran $lead ms ahead of the clock, past $bound ms"
-  figure "one backend, max_lead_ms = $bound: $ids ids in $ms ms ($((ids / ms * 1000)) ids/s)," \
+  figure "one backend, max_lead_ms = $bound: $ids ids in $ms ms ($((ids * 1000 / ms)) ids/s)," \
     "all distinct, at most $lead ms ahead of the clock"
 }
 burst 1000

@@ -18,7 +18,9 @@ read_only=$(sql "$primary" "$primary_port" "SET default_transaction_read_only = 
 
 # The standby: a base backup of the primary, with a node id of its own for after promotion.
 dir=$CLUSTERS_DIR/$standby
-rm -rf "$dir" && mkdir -p "$dir" && chown postgres: "$dir" 2>/dev/null || true
+rm -rf "$dir"
+mkdir -p "$dir"
+chown postgres: "$dir" 2>/dev/null || true
 as_pg "$bin/pg_basebackup" -D "$dir/data" -R -X stream -c fast -h "$CLUSTERS_DIR/$primary" -p "$primary_port" -U postgres
 echo "snowflake.node_id = 1" >>"$dir/data/postgresql.conf"
 servers+=("$standby")

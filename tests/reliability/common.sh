@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034 # port_base, bin and minted_table are for the scenarios
 # Shared by the reliability scenarios: their servers, their checks and their figures.
 # A scenario is `bash tests/reliability/NN-name.sh 15|18`, with the extension installed;
 # it prints what it checked and exits non-zero on the first failed check.
