@@ -22,33 +22,23 @@ CREATE TABLE numbers AS SELECT n FROM unnest(ARRAY[-9223372036854775808, -419430
   UNION ALL SELECT ((random() * 2 - 1) * 9.2e18)::bigint FROM generate_series(1, $random)
   UNION ALL SELECT (random() * 8388608)::bigint - 2097152 FROM generate_series(1, $random);
 CREATE TABLE outcomes (fn text, input text, result text, sqlstate text, message text);
-DO \$\$
+-- attempt FN INPUT CALL: runs the SQL expression CALL in a subtransaction of its own and
+-- keeps its result, or its error.
+CREATE FUNCTION attempt(fn text, input text, call text) RETURNS void LANGUAGE plpgsql AS \$\$
 DECLARE
-  t timestamptz; n bigint; u bigint;
-  uids bigint[] := ARRAY(SELECT numbers.n FROM numbers);
+  result text;
 BEGIN
-  FOR t IN SELECT times.t FROM times LOOP
-    BEGIN
-      INSERT INTO outcomes (fn, input, result) VALUES ('floor', t::text, snowflake_floor(t)::text);
-    EXCEPTION WHEN OTHERS THEN
-      INSERT INTO outcomes VALUES ('floor', t::text, NULL, SQLSTATE, SQLERRM);
-    END;
-    u := uids[1 + floor(random() * cardinality(uids))];
-    BEGIN
-      INSERT INTO outcomes (fn, input, result) VALUES ('at', t || ', ' || u, snowflake_at(t, u)::text);
-    EXCEPTION WHEN OTHERS THEN
-      INSERT INTO outcomes VALUES ('at', t || ', ' || u, NULL, SQLSTATE, SQLERRM);
-    END;
-  END LOOP;
-  FOR n IN SELECT numbers.n FROM numbers LOOP
-    BEGIN
-      INSERT INTO outcomes (fn, input, result) VALUES ('parse', n::text, snowflake_parse(n)::text);
-    EXCEPTION WHEN OTHERS THEN
-      INSERT INTO outcomes VALUES ('parse', n::text, NULL, SQLSTATE, SQLERRM);
-    END;
-  END LOOP;
-END
-\$\$"
+  EXECUTE 'SELECT (' || call || ')::text' INTO result;
+  INSERT INTO outcomes (fn, input, result) VALUES (fn, input, result);
+EXCEPTION WHEN OTHERS THEN
+  INSERT INTO outcomes VALUES (fn, input, NULL, SQLSTATE, SQLERRM);
+END \$\$;
+SELECT count(attempt('floor', t::text, format('snowflake_floor(%L::timestamptz)', t))) FROM times;
+-- Each time with a uid drawn at random (OFFSET 0 keeps one draw per row).
+SELECT count(attempt('at', t || ', ' || u, format('snowflake_at(%L::timestamptz, %L::bigint)', t, u)))
+  FROM (SELECT t, uids[1 + floor(random() * cardinality(uids))::int] AS u
+    FROM times, (SELECT ARRAY(SELECT n FROM numbers) AS uids) a OFFSET 0) s;
+SELECT count(attempt('parse', n::text, format('snowflake_parse(%L::bigint)', n))) FROM numbers" >/dev/null
 
 # Every error is an out-of-range error with a message of ours, never an internal one.
 unclean=$(sql "$name" "$port" "SELECT fn || '(' || input || '): ' || sqlstate || ' ' || message
