@@ -1,7 +1,7 @@
 //! The generator of this backend process: made at its first `snowflake_next()`, owned by
 //! the process alone (no lock), and waited out at exit before the slot is given back.
 
-use crate::clock::SystemClock;
+use crate::clock::{unix_now_ms, SystemClock};
 use crate::error::Error;
 use crate::generator::{Clock, Generator};
 use crate::layout::{compose, Layout};
@@ -98,15 +98,23 @@ impl Backend {
 /// gives the same one to two live processes, unlike the PID modulo anything.
 fn backend_slot() -> Result<i64, Error> {
     // SAFETY: set once when the backend starts, read-only afterwards.
-    #[cfg(feature = "pg15")]
+    #[cfg(any(feature = "pg15", feature = "pg16"))]
     let slot = unsafe { pg_sys::MyBackendId } as i64 - 1;
     // SAFETY: as above.
-    #[cfg(feature = "pg18")]
+    #[cfg(any(feature = "pg17", feature = "pg18"))]
     let slot = unsafe { pg_sys::MyProcNumber } as i64;
     if slot < 0 {
         return Err(Error::NoBackendSlot);
     }
     Ok(slot)
+}
+
+/// Where the slot marks of a new server life (a start or a crash restart) begin: after
+/// any id a backend of the previous life can have minted, none having run more than the
+/// lead bound ahead of the clock.
+pub fn start_mark() -> i64 {
+    let now = settings::fixed().map_or(0, |fixed| unix_now_ms() - fixed.epoch.unix_ms());
+    now + settings::max_lead_ms()
 }
 
 /// Sleeps until the clock reaches the last ms this backend used, so that the next process

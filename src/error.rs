@@ -1,9 +1,7 @@
 //! Every way a call can fail, with the text a psql user sees.
 //!
-//! Kept free of PostgreSQL calls so the pure modules can return these and the unit tests
-//! can check them; `sql.rs` turns them into `ereport(ERROR)`.
-
-use pgrx::PgSqlErrorCode;
+//! Kept free of PostgreSQL so the pure modules can return these and the unit tests can
+//! check them; `raise.rs` gives each its SQLSTATE and reports it.
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Error {
@@ -60,27 +58,6 @@ pub enum Error {
 }
 
 impl Error {
-    pub fn sqlstate(&self) -> PgSqlErrorCode {
-        use PgSqlErrorCode::*;
-        match self {
-            Error::InfiniteTime | Error::TimeBeforeEpoch { .. } | Error::TimePastRange { .. } => {
-                ERRCODE_DATETIME_FIELD_OVERFLOW
-            }
-            Error::NegativeId(_) | Error::UidOutOfRange(_) => ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
-            Error::NodeIdOutOfRange { .. }
-            | Error::NodeBitsOutOfRange(_)
-            | Error::InvalidEpoch { .. }
-            | Error::EpochInFuture { .. }
-            | Error::NeedsPreload { .. } => ERRCODE_INVALID_PARAMETER_VALUE,
-            Error::SlotsDoNotFit { .. } => ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
-            Error::InRecovery => ERRCODE_READ_ONLY_SQL_TRANSACTION,
-            Error::NoBackendSlot
-            | Error::ClockBeforeEpoch
-            | Error::ClockBehind { .. }
-            | Error::TimeRangeExhausted => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-        }
-    }
-
     pub fn message(&self) -> String {
         match self {
             Error::InfiniteTime => "snowflake ids cannot hold an infinite timestamp".into(),

@@ -3,13 +3,15 @@
 //!
 //! Pure logic, testable without a server: `layout` (the bits), `time` (epoch and
 //! timestamps), `generator` (the per-backend state machine), `error`. PostgreSQL glue:
-//! `clock`, `settings`, `backend` (the generator of this process) and `sql` (the functions).
+//! `clock`, `raise` (errors into PostgreSQL), `settings`, `backend` (the generator of this
+//! process), `slot_marks` and `sql` (the functions).
 
 mod backend;
 mod clock;
 mod error;
 mod generator;
 mod layout;
+mod raise;
 mod settings;
 mod slot_marks;
 mod sql;
@@ -29,7 +31,7 @@ pub extern "C-unwind" fn _PG_init() {
     settings::register();
     // SAFETY: a flag PostgreSQL sets while it loads shared_preload_libraries.
     if unsafe { pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
-        slot_marks::request();
+        slot_marks::request(backend::start_mark);
     }
 }
 

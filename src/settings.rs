@@ -112,7 +112,7 @@ pub fn register() {
     if preloading {
         // A server whose ids would all be refused should not start: say why now.
         if let Err(error) = load_fixed() {
-            crate::sql::raise(error);
+            crate::raise::raise(error);
         }
     }
 }

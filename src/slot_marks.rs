@@ -8,9 +8,9 @@
 //! the hot path, and no lock (one atomic per slot).
 
 use crate::layout::WORKER_BITS;
-use crate::settings;
 use pgrx::{pg_guard, pg_shmem_init, pg_sys, PGRXSharedMemory, PgAtomic};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::OnceLock;
 
 /// One mark per slot any `node_bits` can number, in ms since the snowflake epoch.
 pub struct SlotMarks([AtomicI64; 1 << WORKER_BITS]);
@@ -21,23 +21,23 @@ unsafe impl PGRXSharedMemory for SlotMarks {}
 static MARKS: PgAtomic<SlotMarks> = unsafe { PgAtomic::new(c"snowflake_pg slot marks") };
 /// Set in the postmaster while preloading; backends inherit it.
 static IN_USE: AtomicBool = AtomicBool::new(false);
+/// What every mark starts at, asked each time shared memory is (re)initialised: it must
+/// lie after any id a backend of the previous server life can have minted.
+static START_MARK: OnceLock<fn() -> i64> = OnceLock::new();
 
 /// Requests the shared memory; call from `_PG_init` while preloading.
 // The macro tests for PostgreSQL versions this crate does not build for.
 #[allow(unexpected_cfgs)]
-pub fn request() {
-    pg_shmem_init!(MARKS = SlotMarks(std::array::from_fn(|_| AtomicI64::new(start_mark()))));
+pub fn request(start_mark: fn() -> i64) {
+    let _ = START_MARK.set(start_mark);
+    pg_shmem_init!(
+        MARKS = {
+            let start = START_MARK.get().map_or(0, |start_mark| start_mark());
+            SlotMarks(std::array::from_fn(|_| AtomicI64::new(start)))
+        }
+    );
     IN_USE.store(true, Ordering::Relaxed);
 }
-
-/// Later than any id a backend of the previous server life can have minted.
-fn start_mark() -> i64 {
-    let now = settings::fixed().map_or(0, |fixed| {
-        crate::clock::unix_now_ms() - fixed.epoch.unix_ms()
-    });
-    now + settings::max_lead_ms()
-}
-
 /// The last ms the slot's earlier holders used, when the marks are kept.
 pub fn mark(slot: i64) -> Option<i64> {
     IN_USE

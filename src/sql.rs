@@ -1,7 +1,7 @@
 //! The SQL functions: thin wrappers that read the settings, call the pure modules and turn
 //! their errors into PostgreSQL errors.
 
-use crate::error::Error;
+use crate::raise::{or_raise, raise};
 use crate::{backend, layout, settings};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -19,24 +19,6 @@ CREATE TYPE snowflake_parts AS (
     name = "snowflake_parts",
     bootstrap
 );
-
-/// Raises `error` as a PostgreSQL ERROR with its SQLSTATE, detail and hint.
-pub fn raise(error: Error) -> ! {
-    let mut report =
-        pgrx::pg_sys::panic::ErrorReport::new(error.sqlstate(), error.message(), "snowflake_pg");
-    if let Some(detail) = error.detail() {
-        report = report.set_detail(detail);
-    }
-    if let Some(hint) = error.hint() {
-        report = report.set_hint(hint);
-    }
-    report.report(PgLogLevel::ERROR);
-    unreachable!("an ERROR report does not return")
-}
-
-fn or_raise<T>(result: Result<T, Error>) -> T {
-    result.unwrap_or_else(|error| raise(error))
-}
 
 // `snowflake_next()` is the one hot function, so it is a bare version-1 C function rather
 // than a `#[pg_extern]`: pgrx's generic wrapper (a memory-context switch and an unwinding
