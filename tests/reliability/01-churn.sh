@@ -2,23 +2,21 @@
 # Connection churn: 32 clients, a new connection for every transaction, so that backend
 # slots change hands thousands of times while ids are minted into one primary key.
 set -euo pipefail
+# shellcheck source=tests/reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 name=churn$version port=$((port_base + 1)) clients=32 seconds=${CHURN_SECONDS:-30}
 
 start "$name" "$port"
-sql "$name" "$port" "CREATE EXTENSION snowflake_pg; $minted_table"
+sql "$name" "CREATE EXTENSION snowflake_pg; $minted_table"
 script=$CLUSTERS_DIR/$name/insert.sql
 echo "INSERT INTO minted DEFAULT VALUES; INSERT INTO minted DEFAULT VALUES;" >"$script"
-out=$CLUSTERS_DIR/$name/pgbench.log
-"$bin/pgbench" -n -h "$CLUSTERS_DIR/$name" -p "$port" -U postgres -c "$clients" -j 2 -C \
-  -T "$seconds" -f "$script" postgres >"$out" 2>&1 || { cat "$out"; fail "pgbench failed"; }
-connections=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$out")
-failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$out")
-[[ ${failed:-0} == 0 ]] || fail "$failed transactions failed"
+result=$(pgbench_run "$name" -c "$clients" -j 2 -C -T "$seconds" -f "$script") || fail "pgbench failed"
+read -r _ connections failed <<<"$result"
+((failed == 0)) || fail "$failed transactions failed"
 
-rows=$(check_distinct "$name" "$port" minted)
+rows=$(check_distinct "$name" minted)
 ((rows == 2 * connections)) || fail "$rows rows for $connections transactions of 2 rows"
-slots=$(sql "$name" "$port" "SELECT count(DISTINCT (snowflake_parse(id)).backend_slot) FROM minted")
+slots=$(sql "$name" "SELECT count(DISTINCT (snowflake_parse(id)).backend_slot) FROM minted")
 check_log "$name"
 figure "$clients clients, $connections connections in $seconds s over $slots backend slots" \
   "(each reused $((connections / slots)) times on average), $rows ids, 0 duplicates"

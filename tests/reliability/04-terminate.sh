@@ -3,22 +3,23 @@
 # once, so a new backend takes over the slot just freed. The terminated transactions
 # roll back; every committed id stays distinct.
 set -euo pipefail
+# shellcheck source=tests/reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 name=terminate$version port=$((port_base + 4)) clients=16 seconds=${TERMINATE_SECONDS:-20}
 
 start "$name" "$port"
-sql "$name" "$port" "CREATE EXTENSION snowflake_pg; $minted_table"
+sql "$name" "CREATE EXTENSION snowflake_pg; $minted_table"
 deadline=$((SECONDS + seconds))
 client() { # inserts of 20,000 rows, each in a new connection, until the deadline
   while ((SECONDS < deadline)); do
-    sql "$name" "$port" "INSERT INTO minted SELECT FROM generate_series(1, 20000)" 2>/dev/null || true
+    sql "$name" "INSERT INTO minted SELECT FROM generate_series(1, 20000)" 2>/dev/null || true
   done
 }
 for _ in $(seq "$clients"); do client & done
 
 terminated=0
 while ((SECONDS < deadline)); do
-  killed=$(sql "$name" "$port" "SELECT count(pg_terminate_backend(pid)) FROM (SELECT pid
+  killed=$(sql "$name" "SELECT count(pg_terminate_backend(pid)) FROM (SELECT pid
     FROM pg_stat_activity WHERE query LIKE 'INSERT INTO minted%' AND pid <> pg_backend_pid()
     ORDER BY random() LIMIT 2) s")
   terminated=$((terminated + killed))
@@ -26,7 +27,7 @@ while ((SECONDS < deadline)); do
 done
 wait
 
-rows=$(check_distinct "$name" "$port" minted)
+rows=$(check_distinct "$name" minted)
 ((terminated >= 50)) || fail "only $terminated backends were terminated"
 ((rows > 0 && rows % 20000 == 0)) || fail "$rows rows: a terminated insert left part of its rows"
 check_log "$name"

@@ -6,6 +6,7 @@
 # the clock, which only the slot marks can cover (see "What is not covered").
 # Usage: 05-crash.sh 15|18 [stock|preload]   (both by default)
 set -euo pipefail
+# shellcheck source=tests/reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 modes=("${@:2}")
 ((${#modes[@]})) || modes=(stock preload)
@@ -15,14 +16,13 @@ crash() { # crash MODE PORT
   local mode=$1 port=$2 name=crash$version-$1 settings=() victim
   [[ $mode == preload ]] && settings=(shared_preload_libraries=snowflake_pg)
   start "$name" "$port" restart_after_crash=on "${settings[@]}"
-  sql "$name" "$port" "CREATE EXTENSION snowflake_pg; $minted_table"
+  sql "$name" "CREATE EXTENSION snowflake_pg; $minted_table"
   local script=$CLUSTERS_DIR/$name/insert.sql
   echo "INSERT INTO minted SELECT FROM generate_series(1, 100);" >"$script"
-  local pgbench=("$bin/pgbench" -n -h "$CLUSTERS_DIR/$name" -p "$port" -U postgres -c 8 -j 2 -f "$script")
 
   # Before: 8 clients insert, one session idles, and one mints, commits and kills itself.
-  "${pgbench[@]}" -T 2 postgres >/dev/null
-  sql "$name" "$port" "SELECT pg_sleep(60)" >/dev/null 2>&1 &
+  pgbench_run "$name" -c 8 -j 2 -f "$script" -T 2 >/dev/null
+  sql "$name" "SELECT pg_sleep(60)" >/dev/null 2>&1 &
   if [[ $mode == preload ]]; then # every 1,000th id of a burst that runs ahead of the clock
     victim="INSERT INTO minted (id) SELECT id FROM (SELECT snowflake_next() AS id
       FROM generate_series(1, 3000000)) s WHERE id % 1000 = 0"
@@ -30,25 +30,25 @@ crash() { # crash MODE PORT
     victim="INSERT INTO minted SELECT FROM generate_series(1, 100000)"
   fi
   local lead
-  lead=$(sql "$name" "$port" "WITH victim AS ($victim RETURNING id)
-    SELECT (max(id) >> 22) - (snowflake_floor(clock_timestamp()) >> 22) FROM victim")
+  lead=$(sql "$name" "WITH victim AS ($victim RETURNING id)
+    SELECT ceil(extract(epoch FROM (snowflake_parse(max(id))).ts - clock_timestamp()) * 1000)::bigint FROM victim")
   local killed_at
   killed_at=$(ms_now)
-  sql "$name" "$port" "DO \$\$ BEGIN EXECUTE format('COPY (SELECT) TO PROGRAM %L',
+  sql "$name" "DO \$\$ BEGIN EXECUTE format('COPY (SELECT) TO PROGRAM %L',
     'kill -9 ' || pg_backend_pid()); END \$\$" >/dev/null 2>&1 && fail "the backend survived SIGKILL"
-  until sql "$name" "$port" "SELECT" >/dev/null 2>&1; do sleep 0.01; done
+  until sql "$name" "SELECT" >/dev/null 2>&1; do sleep 0.01; done
   local restart_ms=$(($(ms_now) - killed_at))
   wait || true # the idle session ended in the crash
   grep -q "terminated by signal 9" "$CLUSTERS_DIR/$name/server.log" || fail "no crash restart happened"
 
   # After: the same again on the restarted server, into the same table.
   local before old_max
-  IFS='|' read -r before old_max <<<"$(sql "$name" "$port" "SELECT count(*), max(id) FROM minted")"
-  sql "$name" "$port" "$victim"
-  "${pgbench[@]}" -T 3 postgres >/dev/null
+  IFS='|' read -r before old_max <<<"$(sql "$name" "SELECT count(*), max(id) FROM minted")"
+  sql "$name" "$victim"
+  pgbench_run "$name" -c 8 -j 2 -f "$script" -T 3 >/dev/null
   local rows not_after
-  rows=$(check_distinct "$name" "$port" minted)
-  not_after=$(sql "$name" "$port" "SELECT count(*) FROM minted WHERE id <= $old_max")
+  rows=$(check_distinct "$name" minted)
+  not_after=$(sql "$name" "SELECT count(*) FROM minted WHERE id <= $old_max")
   ((not_after == before)) ||
     fail "$mode: $((not_after - before)) ids minted after the restart are not after $old_max"
   check_log "$name"

@@ -5,6 +5,7 @@
 # step forward is followed. Then the documented limit of the default mode: a step back
 # between two holders of one backend slot, which only the slot marks of preload catch.
 set -euo pipefail
+# shellcheck source=tests/reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 faketime_lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
 [[ -f $faketime_lib ]] || fail "libfaketime is not installed (scripts/setup.sh installs it)"
@@ -22,31 +23,30 @@ start_faked() { # start_faked NAME PORT [settings...]
 # is replaced, never rewritten, so no backend ever reads half an offset.
 step() { echo "$2" >"$CLUSTERS_DIR/$1.offset.new" && mv -f "$CLUSTERS_DIR/$1.offset.new" "$CLUSTERS_DIR/$1.offset"; }
 
-live_backends() { # small steps back and forth under 4 busy backends
-  local name=$1 port=$2
-  sql "$name" "$port" "CREATE TABLE live (LIKE minted INCLUDING ALL)"
+live_backends() { # NAME: small steps back and forth under 4 busy backends
+  local name=$1
+  sql "$name" "CREATE TABLE live (LIKE minted INCLUDING ALL)"
   local script=$CLUSTERS_DIR/$name/live.sql
   echo "INSERT INTO live (id, pid) SELECT snowflake_next(), pg_backend_pid() FROM generate_series(1, 200);" >"$script"
-  "$bin/pgbench" -n -h "$CLUSTERS_DIR/$name" -p "$port" -U postgres -c 4 -j 2 -T 8 \
-    -f "$script" postgres >"$CLUSTERS_DIR/$name/pgbench.log" 2>&1 &
+  pgbench_run "$name" -c 4 -j 2 -T 8 -f "$script" >/dev/null &
   local offset
   # Steps of -0.4, +0.4, -0.9, +0.6, +0.8, -0.5 s: every step back within the 1 s bound.
   for offset in -0.4 +0 -0.9 -0.3 +0.5 +0; do sleep 1; step "$name" "$offset"; done
-  wait $! || { cat "$CLUSTERS_DIR/$name/pgbench.log"; fail "ids failed under small clock steps"; }
+  wait $! || fail "ids failed under small clock steps"
   local rows
-  rows=$(check_distinct "$name" "$port" live)
-  check_increasing "$name" "$port" live
+  rows=$(check_distinct "$name" live)
+  check_increasing "$name" live
   figure "4 live backends under steps of -0.4, +0.4, -0.9, +0.6, +0.8, -0.5 s:" \
     "$rows ids, 0 duplicates, increasing within every backend"
 }
 
-large_steps() { # one live backend: a step back past the bound, a step forward and back
-  local name=$1 port=$2 offsets=$CLUSTERS_DIR/$1.offset out
-  out=$(cluster_psql "$name" "$version" "$port" -qAt -v ON_ERROR_STOP=0 -v VERBOSITY=verbose 2>&1 <<SQL
+large_steps() { # NAME: one live backend: a step back past the bound, a step forward and back
+  local name=$1 offsets=$CLUSTERS_DIR/$1.offset out
+  out=$(cluster_psql "$name" -qAt -v ON_ERROR_STOP=0 -v VERBOSITY=verbose 2>&1 <<SQL
 INSERT INTO minted DEFAULT VALUES;
 \! echo -3 >$offsets.new && mv -f $offsets.new $offsets
 INSERT INTO minted DEFAULT VALUES;
-\! $(pg_bin_of "$version")/psql -X -qAt -h $CLUSTERS_DIR/$name -p $port -U postgres -c 'INSERT INTO minted DEFAULT VALUES RETURNING 1'
+\! bash -c "source $SNOWFLAKE_PG_ROOT/scripts/lib.sh && sql $name 'INSERT INTO minted DEFAULT VALUES RETURNING 1'"
 \! echo +5 >$offsets.new && mv -f $offsets.new $offsets
 INSERT INTO minted DEFAULT VALUES RETURNING round(extract(epoch FROM
   (snowflake_parse(id)).ts - (SELECT (snowflake_parse(max(id))).ts FROM minted)));
@@ -61,25 +61,26 @@ SQL
   grep -qx 5 <<<"$out" || { echo "$out"; fail "ids did not follow a 5 s step forward"; }
   local behind
   behind=$(grep -o '[0-9]* ms behind' <<<"$out" | grep -o '^[0-9]*' | paste -sd /)
-  check_distinct "$name" "$port" minted >/dev/null
+  check_distinct "$name" minted >/dev/null
   figure "one live backend: a 3 s step back and, after a 5 s step forward, a step back to" \
     "real time: clean errors (55000, clock $behind ms behind); a new backend minted during the step back;" \
     "ids followed the step forward"
 }
 
-handover() { # MODE NAME PORT: a step back between two holders of one slot
-  local mode=$1 name=$2 port=$3 first slot_a
-  sql "$name" "$port" "CREATE TABLE handover (id bigint PRIMARY KEY)"
-  quiesce "$name" "$port"
+handover() { # MODE NAME: a step back between two holders of one slot
+  local mode=$1 name=$2 a_first_unix_ms slot_a
+  sql "$name" "CREATE TABLE handover (id bigint PRIMARY KEY)"
+  quiesce "$name"
   # A: mints for a fraction of a second, then disconnects (with no lead to wait out).
-  IFS='|' read -r first slot_a <<<"$(sql "$name" "$port" "WITH a AS (INSERT INTO handover
+  IFS='|' read -r a_first_unix_ms slot_a <<<"$(sql "$name" "WITH a AS (INSERT INTO handover
     SELECT snowflake_next() FROM generate_series(1, 50000) RETURNING id)
-    SELECT min(id) >> 22, min((snowflake_parse(id)).backend_slot) FROM a")"
+    SELECT (extract(epoch FROM (snowflake_parse(min(id))).ts) * 1000)::bigint,
+      min((snowflake_parse(id)).backend_slot) FROM a")"
   # B: once it holds A's slot, and before its first id, the clock steps back to 0.3 s
   # before A's first id; then B mints over more than A's span. Its repeats of A's ids
   # are caught by the primary key.
-  local offsets=$CLUSTERS_DIR/$name.offset a_first_unix_ms=$((first + 1577836800000)) out
-  out=$(in_slot "$name" "$port" "$slot_a" "
+  local offsets=$CLUSTERS_DIR/$name.offset out
+  out=$(in_slot "$name" "$slot_a" "
 \\! d=\$((\$(date +%s%3N) - $a_first_unix_ms + 300)); echo step \$d; echo -\$((d / 1000)).\$(printf %03d \$((d % 1000)))>$offsets.new; mv -f $offsets.new $offsets
 WITH b AS (INSERT INTO handover SELECT snowflake_next() FROM generate_series(1, 100000)
   ON CONFLICT DO NOTHING RETURNING id)
@@ -107,14 +108,14 @@ SELECT count(*), 100000 - count(*), min((snowflake_parse(id)).backend_slot) FROM
 
 name=clock$version-stock port=$((port_base + 10))
 start_faked "$name" "$port"
-sql "$name" "$port" "CREATE EXTENSION snowflake_pg; $minted_table"
-live_backends "$name" "$port"
-large_steps "$name" "$port"
-handover stock "$name" "$port"
+sql "$name" "CREATE EXTENSION snowflake_pg; $minted_table"
+live_backends "$name"
+large_steps "$name"
+handover stock "$name"
 check_log "$name"
 
 name=clock$version-preload port=$((port_base + 11))
 start_faked "$name" "$port" shared_preload_libraries=snowflake_pg
-sql "$name" "$port" "CREATE EXTENSION snowflake_pg"
-handover preload "$name" "$port"
+sql "$name" "CREATE EXTENSION snowflake_pg"
+handover preload "$name"
 check_log "$name"

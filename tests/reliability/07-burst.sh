@@ -5,18 +5,20 @@
 # after a burst: the backend holds its slot until the clock has caught up with its last
 # id, and the next holder of the slot starts after it.
 set -euo pipefail
+# shellcheck source=tests/reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 name=burst$version port=$((port_base + 12)) ids=3000000
 
 start "$name" "$port"
-sql "$name" "$port" "CREATE EXTENSION snowflake_pg"
+sql "$name" "CREATE EXTENSION snowflake_pg"
 
 burst() { # LEAD_BOUND_MS: one statement of $ids ids, the lead sampled every 1,000 ids
   local bound=$1 rows distinct lead ms
-  IFS='|' read -r rows distinct lead ms <<<"$(sql "$name" "$port" "SELECT count(*),
+  IFS='|' read -r rows distinct lead ms <<<"$(sql "$name" "SELECT count(*),
     count(DISTINCT id), max(lead), round(extract(epoch FROM max(sampled) - statement_timestamp()) * 1000)
     FROM (SELECT id, CASE WHEN g % 1000 = 0 THEN clock_timestamp() END AS sampled,
-      CASE WHEN g % 1000 = 0 THEN (id >> 22) - (snowflake_floor(clock_timestamp()) >> 22) END AS lead
+      CASE WHEN g % 1000 = 0
+        THEN ceil(extract(epoch FROM (snowflake_parse(id)).ts - clock_timestamp()) * 1000)::bigint END AS lead
       FROM (SELECT g, snowflake_next() AS id FROM generate_series(1, $ids) g OFFSET 0) s) t")"
   ((rows == ids && distinct == ids)) || fail "$distinct distinct ids of $rows in one burst"
   ((lead <= bound)) || fail "the burst ran $lead ms ahead of the clock, past $bound ms"
@@ -24,25 +26,23 @@ burst() { # LEAD_BOUND_MS: one statement of $ids ids, the lead sampled every 1,0
     "all distinct, at most $lead ms ahead of the clock"
 }
 burst 1000
-# ALTER SYSTEM only knows the setting in a session that has loaded the library.
-sql "$name" "$port" "LOAD 'snowflake_pg'" -c "ALTER SYSTEM SET snowflake.max_lead_ms = 50" \
-  -c "SELECT pg_reload_conf()" >/dev/null
+reload_setting "$name" snowflake.max_lead_ms 50
 burst 50
-sql "$name" "$port" "LOAD 'snowflake_pg'" -c "ALTER SYSTEM RESET snowflake.max_lead_ms" \
-  -c "SELECT pg_reload_conf()" >/dev/null
+reload_setting "$name" snowflake.max_lead_ms default
 
 # Hand-over: A bursts and disconnects; a watcher notes when A's process is gone; then B
-# takes the slot A freed.
-IFS='|' read -r pid_a last_a slot_a lead_a <<<"$(sql "$name" "$port" "SELECT pg_backend_pid(),
-  last >> 22, (snowflake_parse(last)).backend_slot,
-  (last >> 22) - (snowflake_floor(clock_timestamp()) >> 22)
-  FROM (SELECT max(snowflake_next()) AS last FROM generate_series(1, $ids)) s")"
-gone_ms=$(sql "$name" "$port" "DO \$\$ BEGIN
+# takes the slot A freed. Times are in ms since 1970: of an id, its ts; of the clock,
+# clock_timestamp() truncated to the ms.
+IFS='|' read -r pid_a last_a slot_a lead_a <<<"$(sql "$name" "SELECT pg_backend_pid(),
+  (extract(epoch FROM p.ts) * 1000)::bigint, p.backend_slot,
+  ceil(extract(epoch FROM p.ts - clock_timestamp()) * 1000)::bigint
+  FROM (SELECT max(snowflake_next()) AS last FROM generate_series(1, $ids)) s, snowflake_parse(s.last) p")"
+gone_ms=$(sql "$name" "DO \$\$ BEGIN
     WHILE EXISTS (SELECT FROM pg_stat_activity WHERE pid = $pid_a) LOOP
       PERFORM pg_sleep(0.001); PERFORM pg_stat_clear_snapshot();
-    END LOOP; END \$\$" -c "SELECT snowflake_floor(clock_timestamp()) >> 22")
-IFS='|' read -r first_b slot_b <<<"$(in_slot "$name" "$port" "$slot_a" "SELECT id >> 22,
-  (snowflake_parse(id)).backend_slot FROM snowflake_next() AS id;")"
+    END LOOP; END \$\$" -c "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint")
+IFS='|' read -r first_b slot_b <<<"$(in_slot "$name" "$slot_a" "SELECT (extract(epoch FROM p.ts) * 1000)::bigint,
+  p.backend_slot FROM snowflake_parse(snowflake_next()) AS p;")"
 ((gone_ms >= last_a)) || fail "A left its slot at ms $gone_ms, before its last id's ms $last_a"
 [[ $slot_b == "$slot_a" ]] || fail "B got slot $slot_b, not A's slot $slot_a"
 ((first_b > last_a)) || fail "B's first id (ms $first_b) is not after A's last (ms $last_a)"

@@ -5,35 +5,29 @@
 # clean error, while floor and parse work there as anywhere. Once promoted it mints,
 # under the node id it was given, alongside its old primary with no duplicate.
 set -euo pipefail
+# shellcheck source=tests/reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 primary=primary$version standby=standby$version
 primary_port=$((port_base + 13)) standby_port=$((port_base + 14))
 
 start "$primary" "$primary_port"
-sql "$primary" "$primary_port" "CREATE EXTENSION snowflake_pg; $minted_table;
+sql "$primary" "CREATE EXTENSION snowflake_pg; $minted_table;
   INSERT INTO minted SELECT FROM generate_series(1, 10000)"
-read_only=$(sql "$primary" "$primary_port" "SET default_transaction_read_only = on" \
+read_only=$(sql "$primary" "SET default_transaction_read_only = on" \
   -c "SELECT count(DISTINCT snowflake_next()) FROM generate_series(1, 1000)")
 [[ $read_only == 1000 ]] || fail "a read-only transaction minted $read_only distinct ids of 1000"
 
 # The standby: a base backup of the primary, with a node id of its own for after promotion.
-dir=$CLUSTERS_DIR/$standby
-rm -rf "$dir"
-mkdir -p "$dir"
-chown postgres: "$dir" 2>/dev/null || true
-as_pg "$bin/pg_basebackup" -D "$dir/data" -R -X stream -c fast -h "$CLUSTERS_DIR/$primary" -p "$primary_port" -U postgres
-echo "snowflake.node_id = 1" >>"$dir/data/postgresql.conf"
 servers+=("$standby")
-as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start \
-  -o "-k $dir -p $standby_port -c listen_addresses='' -c log_error_verbosity=verbose" >/dev/null
-until [[ $(sql "$standby" "$standby_port" "SELECT count(*) FROM minted") == 10000 ]]; do sleep 0.1; done
+cluster_standby "$primary" "$standby" "$standby_port" "log_error_verbosity = verbose" "snowflake.node_id = 1"
+until [[ $(sql "$standby" "SELECT count(*) FROM minted") == 10000 ]]; do sleep 0.1; done
 
 # One standby session: refused in recovery, then minting once the standby is promoted.
-out=$(cluster_psql "$standby" "$version" "$standby_port" -qAt -v ON_ERROR_STOP=0 -v VERBOSITY=verbose 2>&1 <<SQL
+out=$(cluster_psql "$standby" -qAt -v ON_ERROR_STOP=0 -v VERBOSITY=verbose 2>&1 <<SQL
 SELECT snowflake_next();
 SELECT count(*) FROM minted WHERE id >= snowflake_floor(now() - interval '1 hour')
   AND (snowflake_parse(id)).node_id = 0;
-\! runuser -u postgres -- $bin/pg_ctl -D $dir/data -w promote >/dev/null
+\! runuser -u postgres -- $(pg_bin_of "$version")/pg_ctl -D $CLUSTERS_DIR/$standby/data -w promote >/dev/null
 SELECT (snowflake_parse(snowflake_next())).node_id;
 SQL
 )
@@ -45,19 +39,18 @@ grep -qx 10000 <<<"$out" || { echo "$out"; fail "floor and parse failed on the s
 # Old primary and promoted standby side by side, then their ids together.
 script=$CLUSTERS_DIR/$primary/insert.sql
 echo "INSERT INTO side_by_side SELECT FROM generate_series(1, 100);" >"$script"
-for server in "$primary:$primary_port" "$standby:$standby_port"; do
-  sql "${server%:*}" "${server#*:}" "CREATE TABLE side_by_side (id bigint PRIMARY KEY DEFAULT snowflake_next())"
-  "$bin/pgbench" -n -h "$CLUSTERS_DIR/${server%:*}" -p "${server#*:}" -U postgres -c 4 -j 2 -T 5 \
-    -f "$script" postgres >/dev/null &
+for server in "$primary" "$standby"; do
+  sql "$server" "CREATE TABLE side_by_side (id bigint PRIMARY KEY DEFAULT snowflake_next())"
+  pgbench_run "$server" -c 4 -j 2 -T 5 -f "$script" >/dev/null &
 done
 wait
-sql "$primary" "$primary_port" "CREATE TABLE from_standby (id bigint)"
-sql "$standby" "$standby_port" "COPY side_by_side TO STDOUT" |
-  sql "$primary" "$primary_port" "COPY from_standby FROM STDIN"
-sql "$primary" "$primary_port" "CREATE TABLE both_servers AS
+sql "$primary" "CREATE TABLE from_standby (id bigint)"
+sql "$standby" "COPY side_by_side TO STDOUT" |
+  sql "$primary" "COPY from_standby FROM STDIN"
+sql "$primary" "CREATE TABLE both_servers AS
   SELECT id FROM side_by_side UNION ALL SELECT id FROM from_standby"
-rows=$(check_distinct "$primary" "$primary_port" both_servers)
-nodes=$(sql "$primary" "$primary_port" "SELECT string_agg(DISTINCT (snowflake_parse(id)).node_id::text, ',') FROM both_servers")
+rows=$(check_distinct "$primary" both_servers)
+nodes=$(sql "$primary" "SELECT string_agg(DISTINCT (snowflake_parse(id)).node_id::text, ',') FROM both_servers")
 [[ $nodes == 0,1 ]] || fail "node ids $nodes after promotion, expected 0 and 1"
 check_log "$primary"
 check_log "$standby"

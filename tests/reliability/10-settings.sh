@@ -2,6 +2,7 @@
 # Settings misuse: each mistake a DBA can make gets a clear error that names the fix,
 # whether it is made with SET, in the configuration file or at server start.
 set -euo pipefail
+# shellcheck source=tests/reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 port=$((port_base + 16)) checked=0
 
@@ -9,7 +10,7 @@ port=$((port_base + 16)) checked=0
 # error whose verbose report, on one line, matches PATTERN.
 expect_error() {
   local out
-  out=$(sql "$1" "$port" "$2" "${@:4}" -v VERBOSITY=verbose 2>&1) && fail "no error for: $2"
+  out=$(sql "$1" "$2" "${@:4}" -v VERBOSITY=verbose 2>&1) && fail "no error for: $2"
   grep -qE -e "$3" <<<"${out//$'\n'/ }" || fail "for $2, expected /$3/, got: $out"
   checked=$((checked + 1))
 }
@@ -23,9 +24,9 @@ expect_no_start() {
 }
 restart_with() { # NAME SETTINGS...: a fresh server with the extension created
   local name=$1; shift
-  ((${#servers[@]} == 0)) || cluster_stop "${servers[-1]}" "$version"
+  ((${#servers[@]} == 0)) || cluster_stop "${servers[-1]}"
   start "$name" "$port" "$@"
-  sql "$name" "$port" "CREATE EXTENSION snowflake_pg; CREATE ROLE app LOGIN"
+  sql "$name" "CREATE EXTENSION snowflake_pg; CREATE ROLE app LOGIN"
 }
 
 name=settings$version-stock
@@ -41,7 +42,7 @@ expect_error "$name" "SELECT snowflake_floor(now()); SET snowflake.node_id = -1"
 expect_error "$name" "SELECT snowflake_floor(now()); SET ROLE app; SET snowflake.node_id = 1" \
   '42501: permission denied to set parameter "snowflake.node_id"'
 # Before the library is loaded, PostgreSQL keeps the value, then drops it with a warning.
-node=$(sql "$name" "$port" "SET ROLE app" -c "SET snowflake.node_id = 1" \
+node=$(sql "$name" "SET ROLE app" -c "SET snowflake.node_id = 1" \
   -c "SELECT (snowflake_parse(snowflake_next())).node_id" 2>&1)
 [[ $node == *'permission denied to set parameter "snowflake.node_id"'* && $(tail -n 1 <<<"$node") == 0 ]] ||
   fail "a non-superuser's node id before the library was loaded: $node"
@@ -64,7 +65,7 @@ name=settings$version-too-many-slots
 restart_with "$name" shared_preload_libraries=snowflake_pg snowflake.node_bits=5 max_connections=100
 expect_error "$name" "SELECT snowflake_next()" \
   '53400: this server has [0-9]+ backend slots, more than the 32 that snowflake.node_bits = 5 leaves room for.*HINT:  Lower snowflake.node_bits'
-cluster_stop "$name" "$version"
+cluster_stop "$name"
 
 expect_no_start "settings$version-bad-epoch" 'invalid value for snowflake.epoch: "yesterday"' \
   shared_preload_libraries=snowflake_pg "snowflake.epoch=yesterday"

@@ -1,14 +1,14 @@
-# shellcheck shell=bash disable=SC2034 # port_base, bin and minted_table are for the scenarios
+# shellcheck shell=bash disable=SC2034 # port_base and minted_table are for the scenarios
 # Shared by the reliability scenarios: their servers, their checks and their figures.
 # A scenario is `bash tests/reliability/NN-name.sh 15|18`, with the extension installed;
 # it prints what it checked and exits non-zero on the first failed check.
 
+# shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 version=${1:?usage: $0 15|18}
 scenario=$(basename "$0" .sh)
 # Ports 5600-5649 for PostgreSQL 15, 5650-5699 for 18; a scenario adds its own offset.
 port_base=$((version == 15 ? 5600 : 5650))
-bin=$(pg_bin_of "$version")
 # The figures of every scenario of a run, for docs/reliability.md.
 report=${RELIABILITY_REPORT:-$SNOWFLAKE_PG_ROOT/target/reliability-pg$version.txt}
 mkdir -p "$(dirname "$report")"
@@ -16,7 +16,7 @@ mkdir -p "$(dirname "$report")"
 servers=()
 stop_servers() {
   local name
-  for name in "${servers[@]}"; do cluster_stop "$name" "$version" 2>/dev/null || true; done
+  for name in "${servers[@]}"; do cluster_stop "$name" 2>/dev/null || true; done
 }
 trap stop_servers EXIT
 
@@ -26,13 +26,6 @@ start() {
   local name=$1 port=$2; shift 2
   servers+=("$name")
   cluster_start "$name" "$version" "$port" log_error_verbosity=verbose "$@"
-}
-
-# sql NAME PORT QUERY [psql args...]: the query, then any further -c of the args, in one
-# session; unaligned output, stop on error.
-sql() {
-  local name=$1 port=$2 query=$3; shift 3
-  cluster_psql "$name" "$version" "$port" -qAt -c "$query" "$@"
 }
 
 fail() { echo "FAIL $scenario: $*"; exit 1; }
@@ -52,49 +45,49 @@ check_log() {
   [[ -z $bad ]] || fail "the server log of $1 shows: $bad"
 }
 
-# check_distinct NAME PORT TABLE: every id of TABLE.id is distinct; prints the row count.
+# check_distinct NAME TABLE: every id of TABLE.id is distinct; prints the row count.
 check_distinct() {
   local counts rows distinct
-  counts=$(sql "$1" "$2" "SELECT count(*), count(DISTINCT id) FROM $3")
+  counts=$(sql "$1" "SELECT count(*), count(DISTINCT id) FROM $2")
   IFS='|' read -r rows distinct <<<"$counts"
-  [[ $rows == "$distinct" ]] || fail "$3 holds $rows ids but only $distinct distinct ones"
+  [[ $rows == "$distinct" ]] || fail "$2 holds $rows ids but only $distinct distinct ones"
   echo "$rows"
 }
 
-# check_increasing NAME PORT TABLE: within each backend (column pid), the generator's
-# (ms, sequence) strictly increases in the order ids were minted (column n, a bigserial
-# filled in the same row). The worker bits in between are left out: they change with
+# check_increasing NAME TABLE: within each backend (column pid), the generator's
+# (ts, sequence) strictly increases in the order ids were minted (column n, a bigserial
+# filled in the same row). The worker id in between is left out: it changes with
 # snowflake.node_id, which a session may SET.
 check_increasing() {
   local backwards
-  backwards=$(sql "$1" "$2" "SELECT count(*) FROM (SELECT ms_seq <= lag(ms_seq) OVER w AS back
-    FROM (SELECT pid, n, (id >> 22) * 4096 + (id & 4095) AS ms_seq FROM $3) t
-    WINDOW w AS (PARTITION BY pid ORDER BY n)) s WHERE back")
-  [[ $backwards == 0 ]] || fail "$backwards ids of $3 do not follow their backend's previous one"
+  backwards=$(sql "$1" "SELECT count(*) FROM (SELECT (p.ts, p.sequence)
+      <= (lag(p.ts) OVER w, lag(p.sequence) OVER w) AS back
+    FROM $2 t, snowflake_parse(t.id) p WINDOW w AS (PARTITION BY t.pid ORDER BY t.n)) s WHERE back")
+  [[ $backwards == 0 ]] || fail "$backwards ids of $2 do not follow their backend's previous one"
 }
 
 # The table most scenarios mint into: the primary key rejects any duplicate.
 minted_table="CREATE TABLE minted (id bigint PRIMARY KEY DEFAULT snowflake_next(),
   n bigserial, pid int NOT NULL DEFAULT pg_backend_pid())"
 
-quiesce() { # NAME PORT: no client session left but the one asking, then a margin for exits
-  until [[ $(sql "$1" "$2" "SELECT count(*) FROM pg_stat_activity
+quiesce() { # NAME: no client session left but the one asking, then a margin for exits
+  until [[ $(sql "$1" "SELECT count(*) FROM pg_stat_activity
       WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()") == 0 ]]; do
     sleep 0.1
   done
   sleep 0.3
 }
 
-# in_slot NAME PORT SLOT SCRIPT: runs the psql SCRIPT in a new session that holds backend
+# in_slot NAME SLOT SCRIPT: runs the psql SCRIPT in a new session that holds backend
 # slot SLOT, errors included in the output. PostgreSQL 15 gives a new session the lowest
 # free slot, so once the server is quiet the first try gets the slot its last session
 # freed; from 17 on, freed slots are handed out in turn, so it reconnects until it gets
 # SLOT (asking pg_stat_get_backend_idset(), which numbers sessions by slot there).
 in_slot() {
-  local name=$1 port=$2 slot=$3 script=$4 out
-  local psql=(cluster_psql "$name" "$version" "$port" -qAt -v ON_ERROR_STOP=0 -v VERBOSITY=verbose)
+  local name=$1 slot=$2 script=$3 out
+  local psql=(cluster_psql "$name" -qAt -v ON_ERROR_STOP=0 -v VERBOSITY=verbose)
   if ((version < 17)); then
-    quiesce "$name" "$port"
+    quiesce "$name"
     "${psql[@]}" <<<"$script" 2>&1
     return
   fi

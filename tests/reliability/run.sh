@@ -3,26 +3,21 @@
 # servers of one PostgreSQL version, with the extension installed. The figures of the
 # run go to target/reliability-pgV.txt (see docs/reliability.md).
 # Usage: bash tests/reliability/run.sh 15|18 [scenario ...]   (all scenarios by default)
+# A scenario is named by its file, with or without .sh: 06-clock, 06-clock.sh.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=scripts/lib.sh
+source "$here/../../scripts/lib.sh"
 version=${1:?usage: run.sh 15|18 [scenario ...]}
 shift
 scenarios=("$@")
 ((${#scenarios[@]})) || scenarios=("$here"/[0-9][0-9]-*.sh)
 
-report=$here/../../target/reliability-pg$version.txt
-mkdir -p "$(dirname "$report")"
-echo "# reliability suite, PostgreSQL $version, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs" >"$report"
-passed=0 failed=0
+export RELIABILITY_REPORT=$SNOWFLAKE_PG_ROOT/target/reliability-pg$version.txt
+mkdir -p "$(dirname "$RELIABILITY_REPORT")"
+echo "# reliability suite, PostgreSQL $version, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs" >"$RELIABILITY_REPORT"
 for scenario in "${scenarios[@]}"; do
-  [[ -f $scenario ]] || scenario=$here/$scenario.sh
-  name=$(basename "$scenario" .sh) start=$SECONDS
-  echo "-- $name"
-  if RELIABILITY_REPORT=$report bash "$scenario" "$version"; then
-    passed=$((passed + 1)); echo "   ok ($((SECONDS - start)) s)"
-  else
-    failed=$((failed + 1)); echo "   FAILED ($((SECONDS - start)) s)"
-  fi
+  [[ -f $scenario ]] || scenario=$here/${scenario%.sh}.sh
+  run_step "$(basename "$scenario" .sh)" bash "$scenario" "$version"
 done
-echo "reliability, PostgreSQL $version: $passed passed, $failed failed"
-((failed == 0))
+steps_report "reliability, PostgreSQL $version"
