@@ -11,7 +11,7 @@
 # scripts/setup.sh does not install: apt-get install valgrind)
 # CALLS [100000] sets N; SYMBOLS, C function names, limits the candidates.
 set -euo pipefail
-# shellcheck source=../scripts/lib.sh source-path=SCRIPTDIR disable=SC1091 # -x follows it
+# shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 
 version=${1:-15}
@@ -20,9 +20,7 @@ command -v valgrind >/dev/null || { echo "valgrind is not installed: apt-get ins
 bin=$(pg_bin_of "$version")
 dir=$CLUSTERS_DIR/profile$version
 results=$SNOWFLAKE_PG_ROOT/bench/results/profile-pg$version.txt
-rm -rf "$dir" && mkdir -p "$dir"
-[[ $(id -u) == 0 ]] && chown postgres: "$CLUSTERS_DIR" "$dir"
-as_pg "$bin/initdb" -D "$dir/data" -A trust -U postgres --no-sync >"$dir/initdb.log"
+cluster_init "profile$version" "$version" # never started: single-user backends only
 single() { as_pg "$bin/postgres" --single -D "$dir/data" -c jit=off postgres; }
 single >/dev/null 2>"$dir/single.log" <<<"CREATE EXTENSION snowflake_pg; CREATE SEQUENCE s;"
 
