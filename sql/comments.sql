@@ -1,10 +1,18 @@
 COMMENT ON FUNCTION snowflake_next() IS
-    'A new 64-bit id: 41 bits of ms since snowflake.epoch, 10 bits of worker (node id and backend slot), 12 bits of sequence. Use as a column default.';
+    'A new 64-bit id in the server''s layout (snowflake_layout(); by default 41 bits of ms since snowflake.epoch, 2 of node, 8 of backend slot, 12 of sequence). Use as a column default.';
+COMMENT ON FUNCTION snowflake_next(bigint) IS
+    'A new id whose gene field (its lowest bits) copies the low bits of a related key, so that id % 2^g = key % 2^g. Needs a layout with gene bits.';
 COMMENT ON FUNCTION snowflake_floor(timestamptz) IS
-    'The smallest id of the millisecond of a time: id >= snowflake_floor(a) AND id < snowflake_floor(b) selects the ids minted in [a, b).';
+    'The smallest id of the tick (ms by default) of a time: id >= snowflake_floor(a) AND id < snowflake_floor(b) selects the ids minted in [a, b).';
 COMMENT ON FUNCTION snowflake_at(timestamptz, bigint) IS
-    'A deterministic id: the millisecond of a time with a uid (0 to 4194303) in the 22 low bits. Keep such ids out of columns filled by snowflake_next().';
+    'A deterministic id: the tick of a time with a uid filling every bit below the time (0 to 4194303 by default). Keep such ids out of columns filled by snowflake_next().';
 COMMENT ON FUNCTION snowflake_parse(bigint) IS
-    'The parts of an id minted by snowflake_next(): time, node id, backend slot, worker id, sequence.';
+    'The parts of an id minted by snowflake_next(): time, node id, backend slot, worker id, sequence, gene.';
+COMMENT ON FUNCTION snowflake_parse(bigint, text) IS
+    'The parts of an id of another layout: a preset (default, js53, twitter, discord, instagram, sonyflake) or a spec such as ''time:41, node:5, slot:5, sequence:12, epoch:2015-01-01''.';
+COMMENT ON FUNCTION snowflake_compose(timestamptz, integer, integer, integer, integer, text) IS
+    'The id of the given parts, in the server''s layout or the one given: the exact inverse of snowflake_parse.';
+COMMENT ON FUNCTION snowflake_layout() IS
+    'The server''s layout, as a spec that snowflake_parse(id, layout) reads.';
 COMMENT ON TYPE snowflake_parts IS
     'The parts of a snowflake id, as returned by snowflake_parse().';

@@ -1,11 +1,12 @@
 //! The generator of this backend process: made at its first `snowflake_next()`, owned by
 //! the process alone (no lock), and waited out at exit before the slot is given back.
 
-use crate::clock::{unix_now_ms, SystemClock};
+use crate::clock::SystemClock;
 use crate::error::Error;
 use crate::generator::{Clock, Generator};
-use crate::layout::{compose, Layout};
-use crate::{settings, slot_marks};
+use crate::layout::{Layout, Minter};
+use crate::settings::{self, Fixed};
+use crate::slot_marks;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use std::cell::UnsafeCell;
@@ -16,10 +17,11 @@ struct Backend {
     generator: Generator,
     clock: SystemClock,
     layout: Layout,
+    /// The layout's shifts with this backend's node and slot bits in place.
+    minter: Minter,
     slot: i64,
-    /// The node id `worker_id` was made from; `snowflake.node_id` may change at any time.
+    /// The node id `minter` was made with; `snowflake.node_id` may change at any time.
     node_id: i64,
-    worker_id: i64,
 }
 
 /// This process's generator. A plain static rather than a thread-local, which in a loaded
@@ -35,16 +37,34 @@ static BACKEND: ProcessLocal = ProcessLocal(UnsafeCell::new(None));
 /// The next id of this backend. Called straight from the function manager, unguarded:
 /// the steady path cannot panic, and the first call, which calls into PostgreSQL, runs
 /// under pgrx's guard so any error there becomes a PostgreSQL ERROR.
+#[inline]
 pub fn next_id() -> Result<i64, Error> {
-    // SAFETY: one thread, and nothing below calls back into SQL, so this is the only
-    // reference to the cell while it lives.
+    let backend = this_backend()?;
+    let (ticks, sequence) = backend.next()?;
+    Ok(backend.minter.id(ticks, sequence))
+}
+
+/// The next id of this backend, carrying the low bits of `key` in its gene field.
+#[inline]
+pub fn next_id_with_gene(key: i64) -> Result<i64, Error> {
+    let backend = this_backend()?;
+    if !backend.minter.has_gene() {
+        return Err(Error::NoGeneBits);
+    }
+    let (ticks, sequence) = backend.next()?;
+    Ok(backend.minter.id_with_gene(ticks, sequence, key))
+}
+
+#[inline]
+fn this_backend() -> Result<&'static mut Backend, Error> {
+    // SAFETY: one thread, and nothing that holds the reference calls back into SQL, so it
+    // is the only one while it lives.
     let state = unsafe { &mut *BACKEND.0.get() };
-    let backend = match state {
+    Ok(match state {
         Some(backend) => backend,
         // SAFETY: we are at the boundary with PostgreSQL's C code, holding nothing to drop.
         None => state.insert(unsafe { pg_sys::panic::pgrx_extern_c_guard(Backend::start) }?),
-    };
-    backend.next_id()
+    })
 }
 
 impl Backend {
@@ -56,41 +76,50 @@ impl Backend {
             return Err(Error::InRecovery);
         }
         let fixed = settings::fixed()?;
+        let layout = fixed.layout;
         let slot = backend_slot()?;
         // SAFETY: set by the postmaster before any backend runs SQL.
         let slots = unsafe { pg_sys::MaxBackends } as i64;
-        fixed.layout.check_slots(slots.max(slot + 1))?;
+        layout.check_slots(slots.max(slot + 1))?;
         let node_id = settings::node_id();
-        fixed.layout.check_node_id(node_id)?;
-        let clock = SystemClock {
-            epoch_unix_ms: fixed.epoch.unix_ms(),
-        };
+        layout.check_node_id(node_id)?;
+        let clock = clock_of(&fixed);
         // Read the clock only now that this process holds its slot: its first id then
         // falls after every id of the slot's previous holder, which waited at exit. With
-        // preload, also after the last ms that holder recorded, whatever the clock did.
-        let now = clock.now_ms();
-        let generator = Generator::after(slot_marks::mark(slot).map_or(now, |mark| mark.max(now)));
+        // preload, also after the last tick that holder recorded, whatever the clock did.
+        let now = clock.now();
+        let start = slot_marks::mark(slot).map_or(now, |mark| mark.max(now));
         // SAFETY: registers a plain function; runs before the slot is released at exit.
         unsafe { pg_sys::before_shmem_exit(Some(wait_out_lead), pg_sys::Datum::from(0)) };
         Ok(Backend {
-            generator,
+            generator: Generator::after(start, &layout),
             clock,
-            layout: fixed.layout,
+            layout,
+            minter: layout.minter(layout.worker_bits(node_id, slot)),
             slot,
             node_id,
-            worker_id: fixed.layout.worker_id(node_id, slot),
         })
     }
 
-    fn next_id(&mut self) -> Result<i64, Error> {
+    /// The next `(tick, sequence)` pair, with the minter following `snowflake.node_id`.
+    #[inline]
+    fn next(&mut self) -> Result<(i64, u32), Error> {
         let node_id = settings::node_id();
         if node_id != self.node_id {
             self.layout.check_node_id(node_id)?;
             self.node_id = node_id;
-            self.worker_id = self.layout.worker_id(node_id, self.slot);
+            self.minter = self
+                .minter
+                .with_worker_bits(self.layout.worker_bits(node_id, self.slot));
         }
-        let (ms, sequence) = self.generator.next(&self.clock, settings::max_lead_ms())?;
-        Ok(compose(ms, self.worker_id, sequence))
+        self.generator.next(&self.clock, settings::max_lead_ms())
+    }
+}
+
+fn clock_of(fixed: &Fixed) -> SystemClock {
+    SystemClock {
+        epoch_unix_ms: fixed.epoch.unix_ms(),
+        unit: fixed.layout.unit(),
     }
 }
 
@@ -113,22 +142,25 @@ fn backend_slot() -> Result<i64, Error> {
 /// any id a backend of the previous life can have minted, none having run more than the
 /// lead bound ahead of the clock.
 pub fn start_mark() -> i64 {
-    let now = settings::fixed().map_or(0, |fixed| unix_now_ms() - fixed.epoch.unix_ms());
-    now + settings::max_lead_ms()
+    settings::fixed().map_or(0, |fixed| {
+        let clock = clock_of(&fixed);
+        clock.now() + clock.unit.ticks_of_ms(settings::max_lead_ms())
+    })
 }
 
-/// Sleeps until the clock reaches the last ms this backend used, so that the next process
+/// Sleeps until the clock reaches the last tick this backend used, so that the next process
 /// to get the slot starts after it. Nothing to wait for unless a burst ran ahead.
 #[pg_guard]
 unsafe extern "C-unwind" fn wait_out_lead(_code: c_int, _arg: pg_sys::Datum) {
     // SAFETY: runs at exit, outside any call of `next_id`.
     if let Some(backend) = unsafe { *BACKEND.0.get() } {
+        let clock = backend.clock;
         let wait = backend
             .generator
-            .exit_wait_ms(backend.clock.now_ms(), settings::max_lead_ms());
+            .exit_wait(clock.now(), clock.unit, settings::max_lead_ms());
         if wait > 0 {
-            backend.clock.sleep_ms(wait);
+            clock.sleep(wait);
         }
-        slot_marks::record(backend.slot, backend.generator.last_ms());
+        slot_marks::record(backend.slot, backend.generator.last());
     }
 }

@@ -1,12 +1,14 @@
 //! The real clock: the system's wall clock (`CLOCK_REALTIME`, read through the vDSO), in
-//! milliseconds since the snowflake epoch.
+//! ticks of the layout's unit since the snowflake epoch.
 
 use crate::generator::Clock;
+use crate::layout::Unit;
 use std::time::Duration;
 
 #[derive(Debug, Clone, Copy)]
 pub struct SystemClock {
     pub epoch_unix_ms: i64,
+    pub unit: Unit,
 }
 
 /// Milliseconds since 1970-01-01 UTC, negative before it. Read with `clock_gettime`
@@ -23,11 +25,17 @@ pub fn unix_now_ms() -> i64 {
 }
 
 impl Clock for SystemClock {
-    fn now_ms(&self) -> i64 {
-        unix_now_ms() - self.epoch_unix_ms
+    #[inline]
+    fn now(&self) -> i64 {
+        self.unit.ticks_of_ms(unix_now_ms() - self.epoch_unix_ms)
     }
 
-    fn sleep_ms(&self, ms: i64) {
-        std::thread::sleep(Duration::from_millis(ms.max(0) as u64));
+    fn sleep(&self, ticks: i64) {
+        let ms = ticks.max(0) * self.unit.ms();
+        std::thread::sleep(Duration::from_millis(ms as u64));
+    }
+
+    fn unit(&self) -> Unit {
+        self.unit
     }
 }

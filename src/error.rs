@@ -3,6 +3,15 @@
 //! Kept free of PostgreSQL so the pure modules can return these and the unit tests can
 //! check them; `raise.rs` gives each its SQLSTATE and reports it.
 
+/// Which setting gave the server's layout its node bits: messages name the one to change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeBitsFrom {
+    /// `snowflake.node_bits`, with no `snowflake.layout`.
+    NodeBits,
+    /// `snowflake.layout`, or a layout given to a function.
+    Layout,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Error {
     /// `infinity` or `-infinity` given where a time is needed.
@@ -12,25 +21,59 @@ pub enum Error {
         time: String,
         epoch: String,
     },
-    /// A time past the last millisecond the 41 time bits can hold.
+    /// A time past the last tick the time field can hold.
     TimePastRange {
         time: String,
         last: String,
     },
     /// Ids are never negative: the sign bit is always 0.
     NegativeId(i64),
-    UidOutOfRange(i64),
+    /// An id whose time lies past what a timestamptz can hold.
+    TimeOfIdOutOfRange(i64),
+    /// An id with bits set above those of its layout (a 53-bit one).
+    IdTooWide {
+        id: i64,
+        bits: u32,
+    },
+    /// The uid of `snowflake_at` fills the `bits` below the time.
+    UidOutOfRange {
+        uid: i64,
+        bits: u32,
+    },
+    /// A part given to `snowflake_compose` that does not fit its field.
+    FieldOutOfRange {
+        field: &'static str,
+        value: i64,
+        max: i64,
+    },
     /// `snowflake.node_bits` outside 0 to 10.
     NodeBitsOutOfRange(i64),
     NodeIdOutOfRange {
         node_id: i64,
         node_bits: u32,
+        from: NodeBitsFrom,
     },
     /// The server can have more live backends than the slot bits can number.
     SlotsDoNotFit {
         slots: i64,
         node_bits: u32,
+        slot_bits: u32,
+        from: NodeBitsFrom,
     },
+    InvalidLayout {
+        value: String,
+        reason: String,
+    },
+    /// `snowflake.node_bits` and `snowflake.layout` both set, to different node bits.
+    LayoutDisagreesWithNodeBits {
+        layout: String,
+        layout_node_bits: u32,
+        node_bits: i64,
+    },
+    /// `snowflake_next(gene)` on a layout without gene bits.
+    NoGeneBits,
+    /// `snowflake_next(gene)` with a NULL gene.
+    NullGene,
     /// A hot standby shares its primary's node id.
     InRecovery,
     /// The process has no backend slot (not a regular backend).
@@ -42,7 +85,7 @@ pub enum Error {
         behind_ms: i64,
         max_lead_ms: i64,
     },
-    /// The 41-bit time range of the epoch is used up.
+    /// The time field of the layout is full.
     TimeRangeExhausted,
     InvalidEpoch {
         value: String,
@@ -57,6 +100,9 @@ pub enum Error {
     },
 }
 
+/// How to write a layout, for the detail of every layout error.
+const LAYOUT_SYNTAX: &str = "Name the fields from the high end down, each with its width in bits, such as 'time:41, node:2, slot:8, sequence:12' (time first, with an optional unit 1ms, 10ms or 1s: 'time:37/10ms'; gene last), or a preset: default, js53, twitter, discord, instagram, sonyflake.";
+
 impl Error {
     pub fn message(&self) -> String {
         match self {
@@ -68,17 +114,61 @@ impl Error {
                 format!("timestamp {time} is past the last time snowflake ids can hold ({last})")
             }
             Error::NegativeId(id) => format!("snowflake id {id} is negative"),
-            Error::UidOutOfRange(uid) => format!("uid {uid} is out of range"),
+            Error::TimeOfIdOutOfRange(id) => {
+                format!("snowflake id {id} holds a time past the last one a timestamptz can hold")
+            }
+            Error::IdTooWide { id, bits } => {
+                format!("snowflake id {id} does not fit in the {bits} bits of its layout")
+            }
+            Error::UidOutOfRange { uid, .. } => format!("uid {uid} is out of range"),
+            Error::FieldOutOfRange { field, value, max } if *max == 0 => {
+                format!("{field} {value} does not fit: the layout has no {field} bits")
+            }
+            Error::FieldOutOfRange { field, value, max } => {
+                format!("{field} {value} does not fit the layout: it goes from 0 to {max}")
+            }
             Error::NodeBitsOutOfRange(node_bits) => {
                 format!("snowflake.node_bits = {node_bits} is out of range")
             }
-            Error::NodeIdOutOfRange { node_id, node_bits } => format!(
+            Error::NodeIdOutOfRange {
+                node_id,
+                node_bits,
+                from: NodeBitsFrom::NodeBits,
+            } => format!(
                 "snowflake.node_id = {node_id} does not fit in snowflake.node_bits = {node_bits}"
             ),
-            Error::SlotsDoNotFit { slots, node_bits } => format!(
-                "this server has {slots} backend slots, more than the {} that snowflake.node_bits = {node_bits} leaves room for",
-                crate::layout::slot_capacity(*node_bits)
+            Error::NodeIdOutOfRange {
+                node_id, node_bits, ..
+            } => format!(
+                "snowflake.node_id = {node_id} does not fit in the {node_bits} node bits of snowflake.layout"
             ),
+            Error::SlotsDoNotFit {
+                slots,
+                node_bits,
+                slot_bits,
+                from: NodeBitsFrom::NodeBits,
+            } => format!(
+                "this server has {slots} backend slots, more than the {} that snowflake.node_bits = {node_bits} leaves room for",
+                1i64 << slot_bits
+            ),
+            Error::SlotsDoNotFit {
+                slots, slot_bits, ..
+            } => format!(
+                "this server has {slots} backend slots, more than the {} that the {slot_bits} slot bits of snowflake.layout number",
+                1i64 << slot_bits
+            ),
+            Error::InvalidLayout { value, reason } => {
+                format!("invalid layout \"{value}\": {reason}")
+            }
+            Error::LayoutDisagreesWithNodeBits {
+                layout,
+                layout_node_bits,
+                node_bits,
+            } => format!(
+                "snowflake.node_bits = {node_bits} disagrees with snowflake.layout = '{layout}', which has {layout_node_bits} node bits"
+            ),
+            Error::NoGeneBits => "this server's layout has no gene bits".into(),
+            Error::NullGene => "the gene of snowflake_next(gene) cannot be NULL".into(),
             Error::InRecovery => "cannot mint snowflake ids on a server in recovery".into(),
             Error::NoBackendSlot => "this process has no backend slot to number its ids".into(),
             Error::ClockBeforeEpoch => {
@@ -88,7 +178,7 @@ impl Error {
                 "the system clock is {behind_ms} ms behind the last snowflake id of this backend slot"
             ),
             Error::TimeRangeExhausted => {
-                "the 41-bit time range of snowflake.epoch is used up".into()
+                "the time field of the layout is full: the time range from snowflake.epoch is used up".into()
             }
             Error::InvalidEpoch { value } => {
                 format!("invalid value for snowflake.epoch: \"{value}\"")
@@ -107,18 +197,31 @@ impl Error {
             Error::NegativeId(_) => {
                 Some("Snowflake ids are 0 or greater: their sign bit is always 0.".into())
             }
-            Error::UidOutOfRange(_) => Some(format!(
-                "The uid fills the 22 low bits of the id: it must be between 0 and {}.",
-                crate::layout::MAX_UID
+            Error::IdTooWide { bits, .. } => Some(format!(
+                "Ids of this layout go from 0 to 2^{bits} - 1 = {}.",
+                (1i64 << bits) - 1
+            )),
+            Error::UidOutOfRange { bits, .. } => Some(format!(
+                "The uid fills the {bits} low bits of the id: it must be between 0 and {}.",
+                (1i64 << bits) - 1
             )),
             Error::NodeBitsOutOfRange(_) => Some(format!(
                 "It goes from 0 to {}: how many of the worker bits name the node rather than the backend slot.",
                 crate::layout::WORKER_BITS
             )),
-            Error::NodeIdOutOfRange { node_bits, .. } => Some(format!(
+            Error::NodeIdOutOfRange {
+                node_bits,
+                from: NodeBitsFrom::NodeBits,
+                ..
+            } => Some(format!(
                 "With snowflake.node_bits = {node_bits}, node ids go from 0 to {}.",
                 (1i64 << node_bits) - 1
             )),
+            Error::NodeIdOutOfRange { node_bits, .. } => Some(format!(
+                "With {node_bits} node bits, node ids go from 0 to {}.",
+                (1i64 << node_bits) - 1
+            )),
+            Error::InvalidLayout { .. } => Some(LAYOUT_SYNTAX.into()),
             Error::ClockBehind { max_lead_ms, .. } => Some(format!(
                 "A step back of up to snowflake.max_lead_ms ({max_lead_ms} ms) is absorbed; this one is larger."
             )),
@@ -131,11 +234,29 @@ impl Error {
 
     pub fn hint(&self) -> Option<String> {
         match self {
-            Error::NodeIdOutOfRange { .. } => Some(
+            Error::NodeIdOutOfRange {
+                from: NodeBitsFrom::NodeBits,
+                ..
+            } => Some(
                 "Set snowflake.node_id to a value in range in postgresql.conf, or raise snowflake.node_bits (needs a restart).".into(),
             ),
-            Error::SlotsDoNotFit { .. } => Some(
+            Error::NodeIdOutOfRange { .. } => Some(
+                "Set snowflake.node_id to a value in range in postgresql.conf, or give snowflake.layout more node bits (needs a restart).".into(),
+            ),
+            Error::SlotsDoNotFit {
+                from: NodeBitsFrom::NodeBits,
+                ..
+            } => Some(
                 "Lower snowflake.node_bits (needs a restart) so more worker bits number the backends, or lower max_connections.".into(),
+            ),
+            Error::SlotsDoNotFit { .. } => Some(
+                "Give snowflake.layout more slot bits (needs a restart), or lower max_connections.".into(),
+            ),
+            Error::LayoutDisagreesWithNodeBits { .. } => Some(
+                "Remove snowflake.node_bits from the configuration: snowflake.layout says how many node bits there are.".into(),
+            ),
+            Error::NoGeneBits => Some(
+                "Give snowflake.layout a gene field, such as 'time:41, node:2, slot:8, sequence:8, gene:4' (needs a restart), or call snowflake_next() without a gene.".into(),
             ),
             Error::ClockBehind { .. } => Some(
                 "Retry once the clock has caught up, or raise snowflake.max_lead_ms.".into(),

@@ -1,90 +1,100 @@
-//! One backend's generator: hands out strictly increasing `(ms, sequence)` pairs.
+//! One backend's generator: hands out strictly increasing `(tick, sequence)` pairs.
 //!
-//! Pure: the clock comes in through a trait, so the tests drive it with a fake clock.
+//! Pure: the clock comes in through a trait, so the tests drive it with a fake clock. A
+//! tick is the unit of the layout's time field: 1 ms by default, 10 ms or 1 s.
 //!
 //! The rules, and why each keeps ids unique:
-//! - A new generator starts strictly after the millisecond it was made in. The previous
-//!   holder of the backend slot waited at exit until the clock reached its last ms, so
-//!   every pair it used lies at or before that ms.
-//! - When the clock has moved on, take its ms and sequence 0.
-//! - Otherwise (same ms, or the clock stepped back) stay on the last ms and take the next
-//!   sequence; when the sequence is spent, borrow the next ms.
+//! - A new generator starts strictly after the tick it was made in. The previous holder
+//!   of the backend slot waited at exit until the clock reached its last tick, so every
+//!   pair it used lies at or before that tick.
+//! - When the clock has moved on, take its tick and sequence 0.
+//! - Otherwise (same tick, or the clock stepped back) stay on the last tick and take the
+//!   next sequence; when the sequence is spent, borrow the next tick.
 //! - Never mint more than `max_lead_ms` ahead of the clock: that bounds the wait at exit.
-//!   Getting there by a burst costs a wait of a millisecond or so; a clock that is further
+//!   Getting there by a burst costs a wait of a tick or so; a clock that is further
 //!   behind than that stepped back beyond the bound, and gets an error.
 
 use crate::error::Error;
-use crate::layout::{MAX_MS, MAX_SEQUENCE};
+use crate::layout::{Layout, Unit};
 
-/// Milliseconds since the snowflake epoch, and a way to let them pass.
+/// Ticks since the snowflake epoch, and a way to let them pass.
 pub trait Clock {
     /// Negative when the clock reads a time before the epoch.
-    fn now_ms(&self) -> i64;
-    fn sleep_ms(&self, ms: i64);
+    fn now(&self) -> i64;
+    fn sleep(&self, ticks: i64);
+    fn unit(&self) -> Unit;
 }
 
-/// The longest a call sleeps to get back within the lead bound. A burst needs about
-/// 1 ms; anything longer means the clock stepped back, which the caller should hear of.
+/// The longest a call sleeps to get back within the lead bound, unless a tick is longer.
+/// A burst needs about 1 ms; anything longer means the clock stepped back, which the
+/// caller should hear of.
 pub const MAX_CATCH_UP_MS: i64 = 10;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Generator {
-    /// The last pair handed out (or, when fresh, the start ms with the sequence spent).
-    last_ms: i64,
+    /// The last pair handed out (or, when fresh, the start tick with the sequence spent).
+    last: i64,
     sequence: u32,
+    max_sequence: u32,
+    max_ticks: i64,
 }
 
 impl Generator {
-    /// A generator whose first id falls in a millisecond strictly after `start_ms`.
-    pub fn after(start_ms: i64) -> Generator {
+    /// A generator for `layout` whose first id falls in a tick strictly after `start`.
+    pub fn after(start: i64, layout: &Layout) -> Generator {
         Generator {
-            last_ms: start_ms,
-            sequence: MAX_SEQUENCE,
+            last: start,
+            sequence: layout.max_sequence(),
+            max_sequence: layout.max_sequence(),
+            max_ticks: layout.max_ticks(),
         }
     }
 
-    pub fn last_ms(&self) -> i64 {
-        self.last_ms
+    pub fn last(&self) -> i64 {
+        self.last
     }
 
-    /// The next `(ms, sequence)` pair, strictly greater than every pair before it.
+    /// The next `(tick, sequence)` pair, strictly greater than every pair before it.
+    #[inline]
     pub fn next(&mut self, clock: &impl Clock, max_lead_ms: i64) -> Result<(i64, u32), Error> {
+        let unit = clock.unit();
+        let lead = unit.ticks_of_ms(max_lead_ms);
         loop {
-            let now = clock.now_ms();
+            let now = clock.now();
             if now < 0 {
                 return Err(Error::ClockBeforeEpoch);
             }
-            let (ms, sequence) = if now > self.last_ms {
+            let (tick, sequence) = if now > self.last {
                 (now, 0)
-            } else if self.sequence < MAX_SEQUENCE {
-                (self.last_ms, self.sequence + 1)
+            } else if self.sequence < self.max_sequence {
+                (self.last, self.sequence + 1)
             } else {
-                (self.last_ms + 1, 0)
+                (self.last + 1, 0)
             };
-            let excess = ms - now - max_lead_ms;
+            let excess = tick - now - lead;
             if excess <= 0 {
-                if ms > MAX_MS {
+                if tick > self.max_ticks {
                     return Err(Error::TimeRangeExhausted);
                 }
-                self.last_ms = ms;
+                self.last = tick;
                 self.sequence = sequence;
-                return Ok((ms, sequence));
+                return Ok((tick, sequence));
             }
-            if excess > MAX_CATCH_UP_MS {
+            if excess > unit.ticks_of_ms(MAX_CATCH_UP_MS).max(1) {
                 return Err(Error::ClockBehind {
-                    behind_ms: self.last_ms - now,
+                    behind_ms: (self.last - now) * unit.ms(),
                     max_lead_ms,
                 });
             }
-            clock.sleep_ms(excess);
+            clock.sleep(excess);
         }
     }
 
-    /// How long to sleep at exit so the clock reaches the last ms handed out, and the next
-    /// backend on this slot starts after it. Capped at the bound: a clock that stepped back
-    /// further is refused by `next` and documented as not covered.
-    pub fn exit_wait_ms(&self, now_ms: i64, max_lead_ms: i64) -> i64 {
-        (self.last_ms - now_ms).clamp(0, max_lead_ms)
+    /// How many ticks to sleep at exit so the clock reaches the last tick handed out, and
+    /// the next backend on this slot starts after it. Capped at the bound: a clock that
+    /// stepped back further is refused by `next` and documented as not covered.
+    pub fn exit_wait(&self, now: i64, unit: Unit, max_lead_ms: i64) -> i64 {
+        (self.last - now).clamp(0, unit.ticks_of_ms(max_lead_ms))
     }
 }
 
@@ -98,13 +108,18 @@ mod tests {
     struct FakeClock {
         now: Cell<i64>,
         slept: Cell<i64>,
+        unit: Unit,
     }
 
     impl FakeClock {
         fn at(ms: i64) -> FakeClock {
+            FakeClock::ticking(ms, Unit::Ms)
+        }
+        fn ticking(now: i64, unit: Unit) -> FakeClock {
             FakeClock {
-                now: Cell::new(ms),
+                now: Cell::new(now),
                 slept: Cell::new(0),
+                unit,
             }
         }
         fn set(&self, ms: i64) {
@@ -116,24 +131,32 @@ mod tests {
     }
 
     impl Clock for FakeClock {
-        fn now_ms(&self) -> i64 {
+        fn now(&self) -> i64 {
             self.now.get()
         }
-        fn sleep_ms(&self, ms: i64) {
-            assert!(ms > 0, "sleeps must make progress");
-            self.slept.set(self.slept.get() + ms);
-            self.advance(ms);
+        fn sleep(&self, ticks: i64) {
+            assert!(ticks > 0, "sleeps must make progress");
+            self.slept.set(self.slept.get() + ticks);
+            self.advance(ticks);
+        }
+        fn unit(&self) -> Unit {
+            self.unit
         }
     }
 
     const LEAD: i64 = 1000;
+    const MAX_SEQUENCE: u32 = 4095;
+
+    fn layout() -> Layout {
+        Layout::from_node_bits(2).unwrap()
+    }
 
     #[test]
     fn the_first_id_falls_after_the_start_millisecond() {
         let clock = FakeClock::at(100);
-        let mut generator = Generator::after(100);
+        let mut generator = Generator::after(100, &layout());
         assert_eq!(generator.next(&clock, LEAD), Ok((101, 0)));
-        let mut generator = Generator::after(100);
+        let mut generator = Generator::after(100, &layout());
         clock.set(105);
         assert_eq!(generator.next(&clock, LEAD), Ok((105, 0)));
     }
@@ -141,7 +164,7 @@ mod tests {
     #[test]
     fn without_lead_the_first_id_waits_for_the_next_millisecond() {
         let clock = FakeClock::at(100);
-        let mut generator = Generator::after(100);
+        let mut generator = Generator::after(100, &layout());
         assert_eq!(generator.next(&clock, 0), Ok((101, 0)));
         assert_eq!(clock.slept.get(), 1);
     }
@@ -149,7 +172,7 @@ mod tests {
     #[test]
     fn a_spent_millisecond_borrows_the_next() {
         let clock = FakeClock::at(100);
-        let mut generator = Generator::after(99);
+        let mut generator = Generator::after(99, &layout());
         for sequence in 0..=MAX_SEQUENCE {
             assert_eq!(generator.next(&clock, LEAD), Ok((100, sequence)));
         }
@@ -163,17 +186,13 @@ mod tests {
     #[test]
     fn a_burst_never_runs_more_than_the_bound_ahead_and_sleeps_instead() {
         let clock = FakeClock::at(1_000);
-        let mut generator = Generator::after(999);
+        let mut generator = Generator::after(999, &layout());
         let lead = 5;
         let mut last = (0, 0);
         for _ in 0..4096 * 20 {
             let pair = generator.next(&clock, lead).unwrap();
             assert!(pair > last);
-            assert!(
-                pair.0 - clock.now_ms() <= lead,
-                "{pair:?} at {}",
-                clock.now_ms()
-            );
+            assert!(pair.0 - clock.now() <= lead, "{pair:?} at {}", clock.now());
             last = pair;
         }
         // 20 ms worth of ids with a 5 ms lead: the clock had to be waited on ~14 ms.
@@ -184,7 +203,7 @@ mod tests {
     #[test]
     fn a_step_back_within_the_bound_is_absorbed() {
         let clock = FakeClock::at(10_000);
-        let mut generator = Generator::after(9_999);
+        let mut generator = Generator::after(9_999, &layout());
         let before = generator.next(&clock, LEAD).unwrap();
         clock.set(10_000 - LEAD);
         let after = generator.next(&clock, LEAD).unwrap();
@@ -196,7 +215,7 @@ mod tests {
     #[test]
     fn a_small_step_past_the_bound_is_waited_out() {
         let clock = FakeClock::at(10_000);
-        let mut generator = Generator::after(9_999);
+        let mut generator = Generator::after(9_999, &layout());
         generator.next(&clock, LEAD).unwrap();
         clock.set(10_000 - LEAD - 3);
         assert_eq!(generator.next(&clock, LEAD), Ok((10_000, 1)));
@@ -206,7 +225,7 @@ mod tests {
     #[test]
     fn a_step_back_beyond_the_bound_is_an_error_and_changes_nothing() {
         let clock = FakeClock::at(10_000);
-        let mut generator = Generator::after(9_999);
+        let mut generator = Generator::after(9_999, &layout());
         generator.next(&clock, LEAD).unwrap();
         let state = generator;
         clock.set(10_000 - 5_000);
@@ -223,14 +242,14 @@ mod tests {
     }
 
     #[test]
-    fn a_clock_before_the_epoch_or_past_the_41_bits_is_an_error() {
+    fn a_clock_before_the_epoch_or_past_the_time_field_is_an_error() {
         let clock = FakeClock::at(-1);
         assert_eq!(
-            Generator::after(-5).next(&clock, LEAD),
+            Generator::after(-5, &layout()).next(&clock, LEAD),
             Err(Error::ClockBeforeEpoch)
         );
-        let clock = FakeClock::at(MAX_MS);
-        let mut generator = Generator::after(MAX_MS - 1);
+        let clock = FakeClock::at(layout().max_ticks());
+        let mut generator = Generator::after(layout().max_ticks() - 1, &layout());
         for _ in 0..=MAX_SEQUENCE {
             generator.next(&clock, LEAD).unwrap();
         }
@@ -240,15 +259,15 @@ mod tests {
     #[test]
     fn exit_waits_until_the_clock_reaches_the_last_millisecond() {
         let clock = FakeClock::at(500);
-        let mut generator = Generator::after(499);
+        let mut generator = Generator::after(499, &layout());
         for _ in 0..=MAX_SEQUENCE * 3 {
             generator.next(&clock, LEAD).unwrap();
         }
-        assert_eq!(generator.last_ms(), 502);
-        assert_eq!(generator.exit_wait_ms(500, LEAD), 2);
-        assert_eq!(generator.exit_wait_ms(502, LEAD), 0);
-        assert_eq!(generator.exit_wait_ms(600, LEAD), 0);
-        assert_eq!(generator.exit_wait_ms(-10_000, LEAD), LEAD);
+        assert_eq!(generator.last(), 502);
+        assert_eq!(generator.exit_wait(500, Unit::Ms, LEAD), 2);
+        assert_eq!(generator.exit_wait(502, Unit::Ms, LEAD), 0);
+        assert_eq!(generator.exit_wait(600, Unit::Ms, LEAD), 0);
+        assert_eq!(generator.exit_wait(-10_000, Unit::Ms, LEAD), LEAD);
     }
 
     /// A slot handed over: the old generator exits after its wait, the new one starts at
@@ -259,7 +278,7 @@ mod tests {
         for _ in 0..2_000 {
             let lead = rng.below(20) as i64;
             let clock = FakeClock::at(1_000 + rng.below(1_000) as i64);
-            let mut old = Generator::after(clock.now_ms());
+            let mut old = Generator::after(clock.now(), &layout());
             let mut used = std::collections::HashSet::new();
             for _ in 0..rng.below(20_000) {
                 used.insert(old.next(&clock, lead).unwrap());
@@ -267,11 +286,11 @@ mod tests {
                     clock.advance(1);
                 }
             }
-            let wait = old.exit_wait_ms(clock.now_ms(), lead);
+            let wait = old.exit_wait(clock.now(), Unit::Ms, lead);
             if wait > 0 {
-                clock.sleep_ms(wait);
+                clock.sleep(wait);
             }
-            let mut new = Generator::after(clock.now_ms());
+            let mut new = Generator::after(clock.now(), &layout());
             for _ in 0..5_000 {
                 assert!(!used.contains(&new.next(&clock, lead).unwrap()));
             }
@@ -279,23 +298,80 @@ mod tests {
     }
 
     #[test]
-    fn property_pairs_strictly_increase_and_stay_within_the_lead_under_a_wandering_clock() {
-        let mut rng = Rng::new(5);
-        for _ in 0..200 {
-            let lead = rng.below(50) as i64;
-            let clock = FakeClock::at(1_000_000);
-            let mut generator = Generator::after(clock.now_ms());
+    fn ten_ms_ticks_borrow_and_wait_in_whole_ticks() {
+        let layout = crate::spec::parse("js53").unwrap().layout;
+        let clock = FakeClock::ticking(1_000, Unit::TenMs);
+        let mut generator = Generator::after(999, &layout);
+        for sequence in 0..=63 {
+            assert_eq!(generator.next(&clock, 20), Ok((1_000, sequence)));
+        }
+        // 20 ms of lead is 2 ticks: two ticks are borrowed, the third is waited for.
+        for tick in [1_001, 1_002] {
+            for sequence in 0..=63 {
+                assert_eq!(generator.next(&clock, 20), Ok((tick, sequence)));
+            }
+        }
+        assert_eq!(clock.slept.get(), 0);
+        assert_eq!(generator.next(&clock, 20), Ok((1_003, 0)));
+        assert_eq!(clock.slept.get(), 1);
+        // A step back of 50 ms is 5 ticks: past the bound and past one tick of catch-up.
+        clock.set(1_003 - 5);
+        assert_eq!(
+            generator.next(&clock, 20),
+            Err(Error::ClockBehind {
+                behind_ms: 50,
+                max_lead_ms: 20
+            })
+        );
+        assert_eq!(generator.exit_wait(1_001, Unit::TenMs, 20), 2);
+    }
+
+    #[test]
+    fn one_second_ticks_wait_out_a_spent_second_even_with_no_lead() {
+        let layout = crate::spec::parse("time:31/1s, node:2, slot:8, sequence:22")
+            .unwrap()
+            .layout;
+        let clock = FakeClock::ticking(50, Unit::Second);
+        let mut generator = Generator::after(50, &layout);
+        // No lead: the first id waits for the next second, one tick of catch-up.
+        assert_eq!(generator.next(&clock, 0), Ok((51, 0)));
+        assert_eq!(clock.slept.get(), 1);
+        // 999 ms of lead is no whole tick.
+        assert_eq!(generator.exit_wait(40, Unit::Second, 999), 0);
+    }
+
+    /// Random layouts (sequence widths, units) under a wandering clock: pairs strictly
+    /// increase, never repeat across a slot hand-over, and stay within the lead.
+    #[test]
+    fn property_on_random_layouts_pairs_increase_and_stay_within_the_lead() {
+        let mut rng = Rng::new(6);
+        for _ in 0..300 {
+            let unit = [Unit::Ms, Unit::TenMs, Unit::Second][rng.below(3) as usize];
+            let sequence_bits = rng.below(13);
+            let spec = format!(
+                "time:{}/{}, node:2, slot:8, sequence:{sequence_bits}",
+                53 - 10 - sequence_bits,
+                unit.name()
+            );
+            let layout = crate::spec::parse(&spec).unwrap().layout;
+            let lead_ms = rng.below(3_000) as i64;
+            let lead = unit.ticks_of_ms(lead_ms);
+            let clock = FakeClock::ticking(1_000_000, unit);
+            let mut generator = Generator::after(clock.now(), &layout);
+            let mut used = std::collections::HashSet::new();
             let mut last = (i64::MIN, 0);
-            for _ in 0..20_000 {
-                match rng.below(1000) {
-                    0..=9 => clock.advance(rng.below(5) as i64),
-                    10 => clock.advance(-(rng.below(lead as u64 + 1) as i64)),
+            for _ in 0..5_000 {
+                match rng.below(100) {
+                    0..=4 => clock.advance(rng.below(3) as i64),
+                    5 => clock.advance(-(rng.below(lead as u64 + 1) as i64)),
                     _ => {}
                 }
-                match generator.next(&clock, lead) {
+                match generator.next(&clock, lead_ms) {
                     Ok(pair) => {
-                        assert!(pair > last, "{pair:?} after {last:?}");
-                        assert!(pair.0 - clock.now_ms() <= lead);
+                        assert!(pair > last, "{spec}: {pair:?} after {last:?}");
+                        assert!(pair.1 <= layout.max_sequence());
+                        assert!(pair.0 - clock.now() <= lead, "{spec}");
+                        used.insert(pair);
                         last = pair;
                     }
                     // Repeated steps back can add up past the bound: refused, never repeated.
@@ -303,11 +379,20 @@ mod tests {
                         behind_ms,
                         max_lead_ms,
                     }) => {
-                        assert!(behind_ms > max_lead_ms);
-                        clock.advance(behind_ms);
+                        assert!(behind_ms > max_lead_ms, "{spec}");
+                        clock.advance(generator.last() - clock.now());
                     }
-                    Err(other) => panic!("unexpected {other:?}"),
+                    Err(other) => panic!("{spec}: unexpected {other:?}"),
                 }
+            }
+            let wait = generator.exit_wait(clock.now(), unit, lead_ms);
+            if wait > 0 {
+                clock.sleep(wait);
+            }
+            let mut next_holder = Generator::after(clock.now(), &layout);
+            for _ in 0..1_000 {
+                let pair = next_holder.next(&clock, lead_ms).unwrap();
+                assert!(!used.contains(&pair), "{spec}: {pair:?} repeated");
             }
         }
     }

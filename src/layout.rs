@@ -1,143 +1,381 @@
-//! The bit layout of an id: `0 | 41 bits ms | 10 bits worker | 12 bits sequence`.
+//! The bit layout of an id: which fields it has, how wide each is, in what order.
 //!
-//! The worker id is `node_id << slot_bits | backend_slot`, where `node_bits` of the 10
-//! worker bits name the server and the rest number the backend within it. The time is
-//! always the top bits, so ids sort by time and the floor of a millisecond is `ms << 22`.
+//! Below the sign bit an id has 63 bits, or 53 for ids that a JavaScript number holds
+//! exactly (the bits above stay 0). `time` comes first, counting ticks of its unit since
+//! the epoch, so ids sort by time and the floor of a tick is `tick << time shift`. Then
+//! `node`, `slot` and `sequence` in the layout's order, and `gene` last when present. A
+//! field a layout leaves out has no bits, and its value is 0. `spec.rs` reads layouts
+//! from text; the default one is `time:41, node:2, slot:8, sequence:12`.
 
-use crate::error::Error;
+use crate::error::{Error, NodeBitsFrom};
 
-pub const TIME_BITS: u32 = 41;
+/// The node and slot bits of a layout made from `snowflake.node_bits`.
 pub const WORKER_BITS: u32 = 10;
-pub const SEQUENCE_BITS: u32 = 12;
-/// The bits below the time: worker and sequence, or the uid of `snowflake_at`.
-pub const LOW_BITS: u32 = WORKER_BITS + SEQUENCE_BITS;
+/// The widest a non-time field can be: its value must fit an `integer` column.
+pub const MAX_FIELD_BITS: u32 = 31;
+/// The most slot bits a server's own layout may have: one slot mark per slot it numbers.
+pub const MAX_SLOT_BITS: u32 = 12;
 
-pub const MAX_MS: i64 = (1 << TIME_BITS) - 1;
-pub const MAX_SEQUENCE: u32 = (1 << SEQUENCE_BITS) - 1;
-pub const MAX_UID: i64 = (1 << LOW_BITS) - 1;
-
-/// How many backend slots the worker bits can number when `node_bits` of them name the node.
-pub fn slot_capacity(node_bits: u32) -> i64 {
-    1 << (WORKER_BITS - node_bits)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Time,
+    Node,
+    Slot,
+    Sequence,
+    Gene,
 }
 
-/// The parts of an id as minted by `snowflake_next()`.
+impl Field {
+    pub const ALL: [Field; 5] = [
+        Field::Time,
+        Field::Node,
+        Field::Slot,
+        Field::Sequence,
+        Field::Gene,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::Time => "time",
+            Field::Node => "node",
+            Field::Slot => "slot",
+            Field::Sequence => "sequence",
+            Field::Gene => "gene",
+        }
+    }
+}
+
+/// What one tick of the time field lasts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Ms,
+    TenMs,
+    Second,
+}
+
+impl Unit {
+    pub fn ms(self) -> i64 {
+        match self {
+            Unit::Ms => 1,
+            Unit::TenMs => 10,
+            Unit::Second => 1000,
+        }
+    }
+
+    /// The tick that `ms` falls in, rounding toward the past. Each arm divides by a
+    /// constant, which compiles to a multiplication: this runs on every call.
+    #[inline]
+    pub fn ticks_of_ms(self, ms: i64) -> i64 {
+        match self {
+            Unit::Ms => ms,
+            Unit::TenMs => ms.div_euclid(10),
+            Unit::Second => ms.div_euclid(1000),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Ms => "1ms",
+            Unit::TenMs => "10ms",
+            Unit::Second => "1s",
+        }
+    }
+}
+
+/// Where a field sits: `width` bits starting at bit `shift`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Slice {
+    width: u32,
+    shift: u32,
+}
+
+impl Slice {
+    fn max(self) -> i64 {
+        i64::MAX >> (63 - self.width)
+    }
+
+    fn get(self, id: i64) -> i64 {
+        id >> self.shift & self.max()
+    }
+}
+
+/// The values of an id's fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Parts {
-    /// Milliseconds since the epoch.
-    pub ms: i64,
+    /// Ticks since the epoch.
+    pub ticks: i64,
     pub node_id: i64,
     pub backend_slot: i64,
+    /// `node_id` followed by `backend_slot`: the generator's identity in the cluster.
     pub worker_id: i64,
     pub sequence: i64,
+    pub gene: i64,
 }
 
-/// How the 10 worker bits split between node and backend slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout {
-    node_bits: u32,
+    /// The fields present, from the high end down; `order[..len]`.
+    order: [Field; 5],
+    len: usize,
+    unit: Unit,
+    /// 63 or 53: the bits below the sign bit that ids may use.
+    total_bits: u32,
+    /// Indexed by `Field as usize`.
+    slices: [Slice; 5],
+    /// Which setting gave the node bits, for messages.
+    from: NodeBitsFrom,
 }
 
 impl Layout {
-    /// The layout for a value of `snowflake.node_bits`, which goes from 0 to `WORKER_BITS`.
-    pub fn new(node_bits: i64) -> Result<Layout, Error> {
+    /// A layout of `(field, width)` pairs from the high end down. The caller (`spec.rs`)
+    /// has checked the order, the widths and their sum.
+    pub fn new(fields: &[(Field, u32)], unit: Unit, from: NodeBitsFrom) -> Layout {
+        let total_bits = fields.iter().map(|&(_, width)| width).sum();
+        let mut layout = Layout {
+            order: [Field::Time; 5],
+            len: fields.len(),
+            unit,
+            total_bits,
+            slices: [Slice::default(); 5],
+            from,
+        };
+        let mut shift = total_bits;
+        for (i, &(field, width)) in fields.iter().enumerate() {
+            shift -= width;
+            layout.order[i] = field;
+            layout.slices[field as usize] = Slice { width, shift };
+        }
+        layout
+    }
+
+    /// `time:41, node:N, slot:10-N, sequence:12`: the layout of `snowflake.node_bits = N`.
+    pub fn from_node_bits(node_bits: i64) -> Result<Layout, Error> {
         match u32::try_from(node_bits) {
-            Ok(node_bits) if node_bits <= WORKER_BITS => Ok(Layout { node_bits }),
+            Ok(node_bits) if node_bits <= WORKER_BITS => Ok(Layout::new(
+                &[
+                    (Field::Time, 41),
+                    (Field::Node, node_bits),
+                    (Field::Slot, WORKER_BITS - node_bits),
+                    (Field::Sequence, 12),
+                ],
+                Unit::Ms,
+                NodeBitsFrom::NodeBits,
+            )),
             _ => Err(Error::NodeBitsOutOfRange(node_bits)),
         }
     }
 
+    fn slice(&self, field: Field) -> Slice {
+        self.slices[field as usize]
+    }
+
+    pub fn bits(&self, field: Field) -> u32 {
+        self.slice(field).width
+    }
+
+    pub fn unit(&self) -> Unit {
+        self.unit
+    }
+
     #[cfg(test)]
-    pub fn node_bits(self) -> u32 {
-        self.node_bits
+    pub fn total_bits(&self) -> u32 {
+        self.total_bits
     }
 
-    fn slot_bits(self) -> u32 {
-        WORKER_BITS - self.node_bits
+    pub fn max_ticks(&self) -> i64 {
+        self.slice(Field::Time).max()
     }
 
-    pub fn check_node_id(self, node_id: i64) -> Result<(), Error> {
-        if (0..1 << self.node_bits).contains(&node_id) {
+    pub fn max_sequence(&self) -> u32 {
+        self.slice(Field::Sequence).max() as u32
+    }
+
+    /// The largest uid of `snowflake_at`, which fills every bit below the time.
+    pub fn max_uid(&self) -> i64 {
+        (1 << self.slice(Field::Time).shift) - 1
+    }
+
+    pub fn check_node_id(&self, node_id: i64) -> Result<(), Error> {
+        if (0..=self.slice(Field::Node).max()).contains(&node_id) {
             Ok(())
         } else {
             Err(Error::NodeIdOutOfRange {
                 node_id,
-                node_bits: self.node_bits,
+                node_bits: self.bits(Field::Node),
+                from: self.from,
             })
         }
     }
 
     /// Fails unless every one of the server's `slots` backend slots fits the slot bits, so a
     /// misfit shows on the first call of any backend rather than under load.
-    pub fn check_slots(self, slots: i64) -> Result<(), Error> {
-        if slots <= slot_capacity(self.node_bits) {
+    pub fn check_slots(&self, slots: i64) -> Result<(), Error> {
+        if slots <= 1 << self.bits(Field::Slot) {
             Ok(())
         } else {
             Err(Error::SlotsDoNotFit {
                 slots,
-                node_bits: self.node_bits,
+                node_bits: self.bits(Field::Node),
+                slot_bits: self.bits(Field::Slot),
+                from: self.from,
             })
         }
     }
 
-    /// Callers have checked both parts with `check_node_id` and `check_slots`.
-    pub fn worker_id(self, node_id: i64, slot: i64) -> i64 {
+    /// The node and slot bits of an id, ready to be or-ed in. Callers have checked both
+    /// with `check_node_id` and `check_slots`.
+    pub fn worker_bits(&self, node_id: i64, slot: i64) -> i64 {
         debug_assert!(self.check_node_id(node_id).is_ok());
-        debug_assert!((0..slot_capacity(self.node_bits)).contains(&slot));
-        node_id << self.slot_bits() | slot
+        debug_assert!((0..=self.slice(Field::Slot).max()).contains(&slot));
+        node_id << self.slice(Field::Node).shift | slot << self.slice(Field::Slot).shift
     }
 
-    pub fn decompose(self, id: i64) -> Result<Parts, Error> {
+    /// Where `snowflake_next()` puts its parts; see `Minter`.
+    pub fn minter(&self, worker_bits: i64) -> Minter {
+        Minter {
+            time_shift: self.slice(Field::Time).shift,
+            sequence_shift: self.slice(Field::Sequence).shift,
+            worker_bits,
+            gene_mask: self.slice(Field::Gene).max(),
+        }
+    }
+
+    /// The id of `parts`, each checked to fit its field; `worker_id` is not read.
+    pub fn compose(&self, parts: &Parts) -> Result<i64, Error> {
+        let values = [
+            (Field::Time, parts.ticks),
+            (Field::Node, parts.node_id),
+            (Field::Slot, parts.backend_slot),
+            (Field::Sequence, parts.sequence),
+            (Field::Gene, parts.gene),
+        ];
+        let mut id = 0;
+        for (field, value) in values {
+            let slice = self.slice(field);
+            if !(0..=slice.max()).contains(&value) {
+                return Err(Error::FieldOutOfRange {
+                    field: field.name(),
+                    value,
+                    max: slice.max(),
+                });
+            }
+            id |= value << slice.shift;
+        }
+        Ok(id)
+    }
+
+    pub fn decompose(&self, id: i64) -> Result<Parts, Error> {
         if id < 0 {
             return Err(Error::NegativeId(id));
         }
-        let worker_id = id >> SEQUENCE_BITS & ((1 << WORKER_BITS) - 1);
+        if id >> self.total_bits != 0 {
+            return Err(Error::IdTooWide {
+                id,
+                bits: self.total_bits,
+            });
+        }
+        let node_id = self.slice(Field::Node).get(id);
+        let backend_slot = self.slice(Field::Slot).get(id);
         Ok(Parts {
-            ms: id >> LOW_BITS,
-            node_id: worker_id >> self.slot_bits(),
-            backend_slot: worker_id & ((1 << self.slot_bits()) - 1),
-            worker_id,
-            sequence: id & MAX_SEQUENCE as i64,
+            ticks: self.slice(Field::Time).get(id),
+            node_id,
+            backend_slot,
+            worker_id: node_id << self.bits(Field::Slot) | backend_slot,
+            sequence: self.slice(Field::Sequence).get(id),
+            gene: self.slice(Field::Gene).get(id),
         })
     }
-}
 
-/// The id of `(ms, worker, sequence)`; callers keep each part within its bits.
-pub fn compose(ms: i64, worker_id: i64, sequence: u32) -> i64 {
-    debug_assert!((0..=MAX_MS).contains(&ms));
-    debug_assert!((0..1 << WORKER_BITS).contains(&worker_id));
-    debug_assert!(sequence <= MAX_SEQUENCE);
-    ms << LOW_BITS | worker_id << SEQUENCE_BITS | sequence as i64
-}
-
-/// The smallest id of millisecond `ms` (in range, from `time::snowflake_ms`).
-pub fn floor(ms: i64) -> i64 {
-    ms << LOW_BITS
-}
-
-/// The id of `snowflake_at`: the uid fills the 22 low bits.
-pub fn with_uid(ms: i64, uid: i64) -> Result<i64, Error> {
-    if !(0..=MAX_UID).contains(&uid) {
-        return Err(Error::UidOutOfRange(uid));
+    /// The smallest id of tick `ticks` (in range, from `Epoch::ticks_of`).
+    pub fn floor(&self, ticks: i64) -> i64 {
+        ticks << self.slice(Field::Time).shift
     }
-    Ok(floor(ms) | uid)
+
+    /// The id of `snowflake_at`: the uid fills every bit below the time.
+    pub fn with_uid(&self, ticks: i64, uid: i64) -> Result<i64, Error> {
+        if !(0..=self.max_uid()).contains(&uid) {
+            return Err(Error::UidOutOfRange {
+                uid,
+                bits: self.slice(Field::Time).shift,
+            });
+        }
+        Ok(self.floor(ticks) | uid)
+    }
+}
+
+/// The spec of a layout, as `spec::parse` reads it: `time:41, node:2, slot:8, sequence:12`.
+impl std::fmt::Display for Layout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, &field) in self.order[..self.len].iter().enumerate() {
+            let separator = if i == 0 { "" } else { ", " };
+            write!(f, "{separator}{}:{}", field.name(), self.bits(field))?;
+            if field == Field::Time && self.unit != Unit::Ms {
+                write!(f, "/{}", self.unit.name())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a backend needs to assemble its ids, with the shifts of its layout and its own
+/// node and slot bits worked out once: the hot path is two shifts and three ors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Minter {
+    time_shift: u32,
+    sequence_shift: u32,
+    worker_bits: i64,
+    /// 0 when the layout has no gene bits.
+    gene_mask: i64,
+}
+
+impl Minter {
+    /// The id of `(ticks, sequence)`, which the generator keeps within their fields.
+    #[inline]
+    pub fn id(&self, ticks: i64, sequence: u32) -> i64 {
+        ticks << self.time_shift | self.worker_bits | (sequence as i64) << self.sequence_shift
+    }
+
+    /// The id of `(ticks, sequence)` carrying the low bits of `key` in its gene field, on
+    /// a layout that `has_gene`.
+    #[inline]
+    pub fn id_with_gene(&self, ticks: i64, sequence: u32, key: i64) -> i64 {
+        self.id(ticks, sequence) | key & self.gene_mask
+    }
+
+    pub fn has_gene(&self) -> bool {
+        self.gene_mask != 0
+    }
+
+    /// The same layout, minting as another node: `snowflake.node_id` may change at any time.
+    pub fn with_worker_bits(self, worker_bits: i64) -> Minter {
+        Minter {
+            worker_bits,
+            ..self
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec;
     use crate::test_rng::Rng;
 
+    fn default_layout() -> Layout {
+        Layout::from_node_bits(2).unwrap()
+    }
+
     #[test]
-    fn default_layout_numbers_256_slots_on_4_nodes() {
-        let layout = Layout::new(2).unwrap();
-        assert_eq!(slot_capacity(2), 256);
+    fn the_default_layout_numbers_256_slots_on_4_nodes() {
+        let layout = default_layout();
+        assert_eq!(layout.to_string(), "time:41, node:2, slot:8, sequence:12");
         assert!(layout.check_node_id(3).is_ok());
         assert_eq!(
             layout.check_node_id(4),
             Err(Error::NodeIdOutOfRange {
                 node_id: 4,
-                node_bits: 2
+                node_bits: 2,
+                from: NodeBitsFrom::NodeBits
             })
         );
         assert!(layout.check_node_id(-1).is_err());
@@ -146,40 +384,47 @@ mod tests {
             layout.check_slots(257),
             Err(Error::SlotsDoNotFit {
                 slots: 257,
-                node_bits: 2
+                node_bits: 2,
+                slot_bits: 8,
+                from: NodeBitsFrom::NodeBits
             })
         );
+        assert_eq!(layout.max_uid(), 4_194_303);
+        assert_eq!(layout.max_ticks(), (1 << 41) - 1);
+        assert_eq!(layout.max_sequence(), 4095);
     }
 
     #[test]
     fn the_extremes_of_every_field_compose_and_decompose() {
-        let layout = Layout::new(2).unwrap();
-        let id = compose(MAX_MS, layout.worker_id(3, 255), MAX_SEQUENCE);
+        let layout = default_layout();
+        let minter = layout.minter(layout.worker_bits(3, 255));
+        let id = minter.id(layout.max_ticks(), 4095);
         assert_eq!(id, i64::MAX);
         let parts = layout.decompose(id).unwrap();
         assert_eq!(
             parts,
             Parts {
-                ms: MAX_MS,
+                ticks: layout.max_ticks(),
                 node_id: 3,
                 backend_slot: 255,
                 worker_id: 1023,
-                sequence: 4095
+                sequence: 4095,
+                gene: 0,
             }
         );
-        assert_eq!(compose(0, 0, 0), 0);
-        assert_eq!(layout.decompose(0).unwrap().ms, 0);
+        assert_eq!(layout.compose(&parts), Ok(id));
+        assert_eq!(layout.minter(0).id(0, 0), 0);
         assert_eq!(layout.decompose(-1), Err(Error::NegativeId(-1)));
         assert_eq!(layout.decompose(i64::MIN), Err(Error::NegativeId(i64::MIN)));
     }
 
     #[test]
-    fn node_bits_zero_and_ten_leave_all_bits_to_one_side() {
-        let all_slots = Layout::new(0).unwrap();
-        assert_eq!(all_slots.worker_id(0, 1023), 1023);
+    fn node_bits_zero_and_ten_leave_all_worker_bits_to_one_side() {
+        let all_slots = Layout::from_node_bits(0).unwrap();
+        assert_eq!(all_slots.worker_bits(0, 1023), 1023 << 12);
         assert_eq!(all_slots.decompose(1023 << 12).unwrap().backend_slot, 1023);
-        let all_nodes = Layout::new(10).unwrap();
-        assert_eq!(all_nodes.worker_id(1023, 0), 1023);
+        let all_nodes = Layout::from_node_bits(10).unwrap();
+        assert_eq!(all_nodes.worker_bits(1023, 0), 1023 << 12);
         assert_eq!(all_nodes.decompose(1023 << 12).unwrap().node_id, 1023);
         assert!(all_nodes.check_slots(1).is_ok());
         assert!(all_nodes.check_slots(2).is_err());
@@ -189,56 +434,226 @@ mod tests {
     fn node_bits_outside_zero_to_ten_are_refused() {
         for node_bits in [-1, 11, i32::MIN as i64, i32::MAX as i64] {
             assert_eq!(
-                Layout::new(node_bits),
+                Layout::from_node_bits(node_bits),
                 Err(Error::NodeBitsOutOfRange(node_bits))
             );
         }
     }
 
     #[test]
-    fn property_decompose_inverts_compose_for_every_layout() {
-        let mut rng = Rng::new(1);
-        for _ in 0..100_000 {
-            let layout = Layout::new(rng.below(WORKER_BITS as u64 + 1) as i64).unwrap();
-            let ms = rng.below(MAX_MS as u64 + 1) as i64;
-            let node_id = rng.below(1 << layout.node_bits()) as i64;
-            let slot = rng.below(slot_capacity(layout.node_bits()) as u64) as i64;
-            let sequence = rng.below(MAX_SEQUENCE as u64 + 1) as u32;
-            let id = compose(ms, layout.worker_id(node_id, slot), sequence);
-            assert!(id >= 0);
+    fn a_value_that_does_not_fit_its_field_is_refused_never_wrapped() {
+        let layout = default_layout();
+        let fits = Parts {
+            ticks: 1,
+            node_id: 3,
+            backend_slot: 255,
+            sequence: 4095,
+            ..Parts::default()
+        };
+        assert!(layout.compose(&fits).is_ok());
+        for (parts, field, value, max) in [
+            (Parts { node_id: 4, ..fits }, "node", 4, 3),
+            (
+                Parts {
+                    backend_slot: 256,
+                    ..fits
+                },
+                "slot",
+                256,
+                255,
+            ),
+            (
+                Parts {
+                    sequence: -1,
+                    ..fits
+                },
+                "sequence",
+                -1,
+                4095,
+            ),
+            (Parts { gene: 1, ..fits }, "gene", 1, 0),
+            (
+                Parts {
+                    ticks: 1 << 41,
+                    ..fits
+                },
+                "time",
+                1 << 41,
+                (1 << 41) - 1,
+            ),
+        ] {
+            assert_eq!(
+                layout.compose(&parts),
+                Err(Error::FieldOutOfRange { field, value, max })
+            );
+        }
+    }
+
+    #[test]
+    fn a_53_bit_layout_refuses_ids_past_its_bits() {
+        let js53 = spec::parse("js53").unwrap().layout;
+        assert_eq!(js53.total_bits(), 53);
+        let last = js53
+            .minter(js53.worker_bits(3, 255))
+            .id(js53.max_ticks(), 63);
+        assert_eq!(last, (1 << 53) - 1);
+        assert_eq!(js53.decompose(last).unwrap().ticks, js53.max_ticks());
+        assert_eq!(
+            js53.decompose(1 << 53),
+            Err(Error::IdTooWide {
+                id: 1 << 53,
+                bits: 53
+            })
+        );
+    }
+
+    #[test]
+    fn the_gene_takes_the_low_bits_of_any_key_negatives_included() {
+        let layout = spec::parse("time:41, node:2, slot:8, sequence:8, gene:4")
+            .unwrap()
+            .layout;
+        let minter = layout.minter(layout.worker_bits(1, 7));
+        for key in [
+            0,
+            1,
+            15,
+            16,
+            1820,
+            5_177_331,
+            -1,
+            -16,
+            -17,
+            i64::MIN,
+            i64::MAX,
+        ] {
+            let id = minter.id_with_gene(1000, 255, key);
+            assert_eq!(id.rem_euclid(16), key & 15, "{key}");
             let parts = layout.decompose(id).unwrap();
             assert_eq!(
-                (parts.ms, parts.node_id, parts.backend_slot),
-                (ms, node_id, slot)
+                (parts.ticks, parts.node_id, parts.backend_slot),
+                (1000, 1, 7)
             );
-            assert_eq!(parts.sequence, sequence as i64);
-            assert_eq!(parts.worker_id, layout.worker_id(node_id, slot));
+            assert_eq!((parts.sequence, parts.gene), (255, key & 15));
+        }
+        assert!(minter.has_gene());
+        assert!(!default_layout().minter(0).has_gene());
+    }
+
+    /// Random valid layouts: every field at random widths adding up to 63 or 53.
+    fn random_layout(rng: &mut Rng) -> Layout {
+        loop {
+            let total = if rng.below(4) == 0 { 53 } else { 63 };
+            let mut fields = vec![];
+            let mut left = total;
+            for field in [Field::Node, Field::Slot, Field::Sequence, Field::Gene] {
+                if rng.below(3) > 0 {
+                    let width = rng.below(u64::from(MAX_FIELD_BITS.min(left - 1)) + 1) as u32;
+                    fields.push((field, width));
+                    left -= width;
+                }
+            }
+            if left < 1 {
+                continue;
+            }
+            // Any order of node, slot and sequence, gene last.
+            let gene = fields
+                .iter()
+                .position(|&(f, _)| f == Field::Gene)
+                .map(|i| fields.remove(i));
+            for i in (1..fields.len()).rev() {
+                fields.swap(i, rng.below(i as u64 + 1) as usize);
+            }
+            fields.insert(0, (Field::Time, left));
+            fields.extend(gene);
+            let unit = [Unit::Ms, Unit::TenMs, Unit::Second][rng.below(3) as usize];
+            return Layout::new(&fields, unit, NodeBitsFrom::Layout);
+        }
+    }
+
+    fn random_parts(rng: &mut Rng, layout: &Layout) -> Parts {
+        let mut value = |field: Field| rng.below(layout.slice(field).max() as u64 + 1) as i64;
+        let node_id = value(Field::Node);
+        let backend_slot = value(Field::Slot);
+        Parts {
+            ticks: value(Field::Time),
+            node_id,
+            backend_slot,
+            worker_id: node_id << layout.bits(Field::Slot) | backend_slot,
+            sequence: value(Field::Sequence),
+            gene: value(Field::Gene),
         }
     }
 
     #[test]
-    fn property_ids_order_by_time_first_and_floors_bound_their_millisecond() {
-        let mut rng = Rng::new(2);
-        let layout = Layout::new(2).unwrap();
+    fn property_decompose_inverts_compose_on_random_layouts() {
+        let mut rng = Rng::new(1);
         for _ in 0..100_000 {
-            let ms = rng.below(MAX_MS as u64) as i64;
-            let worker = layout.worker_id(rng.below(4) as i64, rng.below(256) as i64);
-            let id = compose(ms, worker, rng.below(4096) as u32);
-            assert!(floor(ms) <= id && id < floor(ms + 1));
-            let later = compose(ms + 1, 0, 0);
-            assert!(id < later);
+            let layout = random_layout(&mut rng);
+            let parts = random_parts(&mut rng, &layout);
+            let id = layout.compose(&parts).unwrap();
+            assert!(id >= 0 && id >> layout.total_bits() == 0, "{layout}");
+            assert_eq!(layout.decompose(id), Ok(parts), "{layout}");
+            assert_eq!(
+                spec::parse(&layout.to_string()).unwrap().layout.to_string(),
+                layout.to_string()
+            );
         }
     }
 
     #[test]
-    fn uid_fills_the_22_low_bits_and_nothing_more() {
-        assert_eq!(with_uid(5, 0), Ok(5 << 22));
-        assert_eq!(with_uid(5, MAX_UID), Ok((6 << 22) - 1));
+    fn property_the_minter_agrees_with_compose_on_random_layouts() {
+        let mut rng = Rng::new(2);
+        for _ in 0..100_000 {
+            let layout = random_layout(&mut rng);
+            let parts = random_parts(&mut rng, &layout);
+            let minter = layout.minter(layout.worker_bits(parts.node_id, parts.backend_slot));
+            let sequence = parts.sequence as u32;
+            let expected = layout.compose(&parts).unwrap();
+            if minter.has_gene() {
+                let key = rng.next_u64() as i64;
+                let with_key = Parts {
+                    gene: key & layout.slice(Field::Gene).max(),
+                    ..parts
+                };
+                let id = minter.id_with_gene(parts.ticks, sequence, key);
+                assert_eq!(id, layout.compose(&with_key).unwrap(), "{layout}");
+            } else {
+                assert_eq!(minter.id(parts.ticks, sequence), expected, "{layout}");
+            }
+        }
+    }
+
+    #[test]
+    fn property_ids_order_by_time_first_and_floors_bound_their_tick() {
+        let mut rng = Rng::new(3);
+        for _ in 0..100_000 {
+            let layout = random_layout(&mut rng);
+            let parts = random_parts(&mut rng, &layout);
+            if parts.ticks == layout.max_ticks() {
+                continue;
+            }
+            let id = layout.compose(&parts).unwrap();
+            assert!(layout.floor(parts.ticks) <= id && id < layout.floor(parts.ticks + 1));
+            assert_eq!(
+                layout.with_uid(parts.ticks, id - layout.floor(parts.ticks)),
+                Ok(id)
+            );
+        }
+    }
+
+    #[test]
+    fn uid_fills_the_bits_below_the_time_and_nothing_more() {
+        let layout = default_layout();
+        assert_eq!(layout.with_uid(5, 0), Ok(5 << 22));
+        assert_eq!(layout.with_uid(5, 4_194_303), Ok((6 << 22) - 1));
         assert_eq!(
-            with_uid(5, MAX_UID + 1),
-            Err(Error::UidOutOfRange(MAX_UID + 1))
+            layout.with_uid(5, 4_194_304),
+            Err(Error::UidOutOfRange {
+                uid: 4_194_304,
+                bits: 22
+            })
         );
-        assert_eq!(with_uid(5, -1), Err(Error::UidOutOfRange(-1)));
-        assert_eq!(with_uid(MAX_MS, MAX_UID), Ok(i64::MAX));
+        assert!(layout.with_uid(5, -1).is_err());
+        assert_eq!(layout.with_uid(layout.max_ticks(), 4_194_303), Ok(i64::MAX));
     }
 }

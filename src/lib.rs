@@ -1,7 +1,8 @@
 //! snowflake_pg: 64-bit, time-ordered ids minted inside PostgreSQL, unique across every
 //! backend of a server and across the servers of a cluster, with no lock on the hot path.
 //!
-//! Pure logic, testable without a server: `layout` (the bits), `time` (epoch and
+//! Pure logic, testable without a server: `layout` (the bits), `spec` (layouts from
+//! text, and the presets), `time` (epoch and
 //! timestamps), `generator` (the per-backend state machine), `error`. PostgreSQL glue:
 //! `clock`, `raise` (errors into PostgreSQL), `settings`, `backend` (the generator of this
 //! process), `slot_marks` and `sql` (the functions).
@@ -14,6 +15,7 @@ mod layout;
 mod raise;
 mod settings;
 mod slot_marks;
+mod spec;
 mod sql;
 #[cfg(test)]
 mod test_rng;

@@ -151,12 +151,14 @@ mod tests {
         let labels = Spi::get_one::<String>(
             "SELECT string_agg(format('%s:%s%s%s', proname, provolatile, proparallel, proisstrict::int),
                                ' ' ORDER BY proname)
-               FROM pg_proc WHERE proname LIKE 'snowflake\\_%'",
+               FROM (SELECT proname, provolatile, proparallel, proisstrict FROM pg_proc
+                      WHERE proname LIKE 'snowflake\\_%' ORDER BY proname, pronargs) p",
         );
         assert_eq!(
             labels,
             Ok(Some(
-                "snowflake_at:ss1 snowflake_floor:ss1 snowflake_next:vs0 snowflake_parse:ss1"
+                "snowflake_at:ss1 snowflake_compose:ss0 snowflake_floor:ss1 snowflake_layout:ss1 \
+                 snowflake_next:vs0 snowflake_next:vs0 snowflake_parse:ss1 snowflake_parse:ss1"
                     .into()
             ))
         );
@@ -180,5 +182,73 @@ mod tests {
         .0
         .to_string();
         assert!(plan.contains("orders_pkey"), "{plan}");
+    }
+
+    #[pg_test]
+    fn the_server_layout_is_the_default_one() {
+        let layout = Spi::get_one::<String>("SELECT snowflake_layout()");
+        assert_eq!(
+            layout,
+            Ok(Some("time:41, node:2, slot:8, sequence:12".into()))
+        );
+    }
+
+    #[pg_test]
+    fn discords_documented_id_parses_to_its_time_and_parts() {
+        let row = Spi::get_one::<String>(
+            "SELECT format('%s %s %s %s %s', to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS'),
+                           node_id, backend_slot, sequence, gene)
+               FROM snowflake_parse(175928847299117063, 'discord')",
+        );
+        assert_eq!(row, Ok(Some("2016-04-30 11:18:25.796 1 0 7 0".into())));
+    }
+
+    #[pg_test]
+    fn seed_004s_gene_example_parses_under_its_spec() {
+        let row = Spi::get_one::<String>(
+            "SELECT format('%s %s %s %s', to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),
+                           node_id, sequence, gene)
+               FROM snowflake_parse(6593741087309889548,
+                                    'time:41, node:6, sequence:12, gene:4, epoch:1970-01-01T00:00:00Z')",
+        );
+        assert_eq!(row, Ok(Some("2019-10-26 06:13:01 1 0 12".into())));
+    }
+
+    /// compose(parse(x)) = x, over random ids of every preset that parses them.
+    #[pg_test]
+    fn compose_inverts_parse_under_every_preset() {
+        for preset in [
+            "default",
+            "js53",
+            "twitter",
+            "discord",
+            "instagram",
+            "sonyflake",
+        ] {
+            let bits = if preset == "js53" { 53 } else { 63 };
+            let mismatches = one(&format!(
+                "SELECT count(*) FILTER (WHERE snowflake_compose(p.ts, p.node_id, p.backend_slot,
+                                         p.sequence, p.gene, '{preset}') <> id)
+                   FROM (SELECT (random() * (2 ^ {bits} - 1))::bigint AS id
+                           FROM generate_series(1, 20000)) ids,
+                        LATERAL snowflake_parse(id, '{preset}') p"
+            ));
+            assert_eq!(mismatches, 0, "{preset}");
+        }
+        let server = one(
+            "SELECT snowflake_compose(p.ts, p.node_id, p.backend_slot, p.sequence)
+                            FROM snowflake_parse(912413252820934656) p",
+        );
+        assert_eq!(server, 912_413_252_820_934_656);
+    }
+
+    #[pg_test(error = "this server's layout has no gene bits")]
+    fn a_gene_on_a_layout_without_gene_bits_is_refused() {
+        Spi::run("SELECT snowflake_next(42)").unwrap();
+    }
+
+    #[pg_test(error = "node 4 does not fit the layout: it goes from 0 to 3")]
+    fn compose_refuses_a_part_that_does_not_fit() {
+        Spi::run("SELECT snowflake_compose(now(), 4, 0, 0)").unwrap();
     }
 }

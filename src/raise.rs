@@ -25,18 +25,26 @@ pub fn or_raise<T>(result: Result<T, Error>) -> T {
 fn sqlstate(error: &Error) -> PgSqlErrorCode {
     use PgSqlErrorCode::*;
     match error {
-        Error::InfiniteTime | Error::TimeBeforeEpoch { .. } | Error::TimePastRange { .. } => {
-            ERRCODE_DATETIME_FIELD_OVERFLOW
-        }
-        Error::NegativeId(_) | Error::UidOutOfRange(_) => ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+        Error::InfiniteTime
+        | Error::TimeBeforeEpoch { .. }
+        | Error::TimePastRange { .. }
+        | Error::TimeOfIdOutOfRange(_) => ERRCODE_DATETIME_FIELD_OVERFLOW,
+        Error::NegativeId(_)
+        | Error::IdTooWide { .. }
+        | Error::UidOutOfRange { .. }
+        | Error::FieldOutOfRange { .. } => ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
         Error::NodeIdOutOfRange { .. }
         | Error::NodeBitsOutOfRange(_)
+        | Error::InvalidLayout { .. }
+        | Error::LayoutDisagreesWithNodeBits { .. }
         | Error::InvalidEpoch { .. }
         | Error::EpochInFuture { .. }
         | Error::NeedsPreload { .. } => ERRCODE_INVALID_PARAMETER_VALUE,
+        Error::NullGene => ERRCODE_NULL_VALUE_NOT_ALLOWED,
         Error::SlotsDoNotFit { .. } => ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
         Error::InRecovery => ERRCODE_READ_ONLY_SQL_TRANSACTION,
-        Error::NoBackendSlot
+        Error::NoGeneBits
+        | Error::NoBackendSlot
         | Error::ClockBeforeEpoch
         | Error::ClockBehind { .. }
         | Error::TimeRangeExhausted => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,

@@ -1,14 +1,15 @@
 //! The `snowflake.*` settings: their registration, and the validated values the rest of
 //! the extension reads.
 //!
-//! `snowflake.node_bits` and `snowflake.epoch` decide what every id means, so they may only
-//! change with a server restart. PostgreSQL lets a library define such settings only while
+//! `snowflake.layout`, `snowflake.node_bits` and `snowflake.epoch` decide what every id
+//! means, so they may only change with a server restart. PostgreSQL lets a library define such settings only while
 //! it is being preloaded; without preload they keep their defaults, and if the
 //! configuration sets them anyway every call says so instead of silently ignoring it.
 
 use crate::clock::unix_now_ms;
 use crate::error::Error;
-use crate::layout::{Layout, WORKER_BITS};
+use crate::layout::{Field, Layout, MAX_SLOT_BITS};
+use crate::spec;
 use crate::time::Epoch;
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use pgrx::{pg_guard, pg_sys};
@@ -20,6 +21,7 @@ use std::sync::OnceLock;
 const NODE_ID_NAME: &CStr = c"snowflake.node_id";
 const NODE_BITS_NAME: &CStr = c"snowflake.node_bits";
 const EPOCH_NAME: &CStr = c"snowflake.epoch";
+const LAYOUT_NAME: &CStr = c"snowflake.layout";
 const MAX_LEAD_NAME: &CStr = c"snowflake.max_lead_ms";
 
 /// Two node bits leave 8 for the backend slot: 256 slots, enough for a stock server
@@ -34,6 +36,8 @@ const MAX_MAX_LEAD_MS: i32 = 60_000;
 static NODE_ID: GucSetting<i32> = GucSetting::<i32>::new(0);
 static NODE_BITS: GucSetting<i32> = GucSetting::<i32>::new(DEFAULT_NODE_BITS);
 static EPOCH: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(DEFAULT_EPOCH));
+/// Empty: the default layout, with `snowflake.node_bits` node bits.
+static LAYOUT: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c""));
 static MAX_LEAD_MS: GucSetting<i32> = GucSetting::<i32>::new(DEFAULT_MAX_LEAD_MS);
 
 /// True while `snowflake.node_id` is being defined: see `check_node_id`.
@@ -41,6 +45,10 @@ static DEFINING_NODE_ID: AtomicBool = AtomicBool::new(false);
 
 /// Set when the configuration gives a restart-only setting but the library was not preloaded.
 static NEEDS_PRELOAD: OnceLock<Error> = OnceLock::new();
+
+/// Whether the configuration sets `snowflake.node_bits`, which must then agree with
+/// `snowflake.layout`: its default alone cannot tell.
+static NODE_BITS_GIVEN: AtomicBool = AtomicBool::new(false);
 
 /// Registers the settings; called once per process from `_PG_init`.
 pub fn register() {
@@ -54,6 +62,17 @@ pub fn register() {
         }
     };
 
+    NODE_BITS_GIVEN.store(configured(NODE_BITS_NAME).is_some(), Ordering::Relaxed);
+    if preloading || not_configured(LAYOUT_NAME) {
+        GucRegistry::define_string_guc(
+            LAYOUT_NAME,
+            c"The bit layout of ids: a preset (default, js53) or fields with their widths, such as 'time:41, node:2, slot:8, sequence:12'.",
+            c"Empty means the default layout with snowflake.node_bits node bits. Changing it changes what every id means: it takes effect at server start, and only with snowflake_pg in shared_preload_libraries.",
+            &LAYOUT,
+            restart_only(),
+            GucFlags::default(),
+        );
+    }
     if preloading || not_configured(NODE_BITS_NAME) {
         GucRegistry::define_int_guc(
             NODE_BITS_NAME,
@@ -86,10 +105,10 @@ pub fn register() {
         GucRegistry::define_int_guc_with_hooks(
             NODE_ID_NAME,
             c"This server's node id: it must differ on every server that mints ids for the same tables.",
-            c"Goes from 0 to 2^snowflake.node_bits - 1.",
+            c"Goes from 0 to 2^(node bits of the layout) - 1.",
             &NODE_ID,
             0,
-            (1 << WORKER_BITS) - 1,
+            i32::MAX,
             GucContext::Suset,
             GucFlags::default(),
             Some(check_node_id),
@@ -149,18 +168,25 @@ unsafe extern "C-unwind" fn check_node_id(
 /// the library was not preloaded), the setting stays an undefined placeholder and every
 /// call reports it.
 fn not_configured(name: &'static CStr) -> bool {
-    // SAFETY: looks up a setting by name; missing_ok means NULL when there is none.
-    let value = unsafe { pg_sys::GetConfigOption(name.as_ptr(), true, false) };
-    if value.is_null() {
+    let Some(value) = configured(name) else {
         return true;
-    }
-    // SAFETY: a non-NULL result is the placeholder's NUL-terminated value.
-    let value = unsafe { CStr::from_ptr(value) }
-        .to_string_lossy()
-        .into_owned();
+    };
     let name = name.to_str().unwrap_or_default();
     let _ = NEEDS_PRELOAD.set(Error::NeedsPreload { name, value });
     false
+}
+
+/// The value the configuration (or a SET) gives a setting not yet defined: PostgreSQL
+/// keeps it in a placeholder until the library defines the setting.
+fn configured(name: &CStr) -> Option<String> {
+    // SAFETY: looks up a setting by name; missing_ok means NULL when there is none.
+    let value = unsafe { pg_sys::GetConfigOption(name.as_ptr(), true, false) };
+    // SAFETY: a non-NULL result is the placeholder's NUL-terminated value.
+    (!value.is_null()).then(|| {
+        unsafe { CStr::from_ptr(value) }
+            .to_string_lossy()
+            .into_owned()
+    })
 }
 
 /// The settings fixed for the server's lifetime.
@@ -188,14 +214,47 @@ fn load_fixed() -> Result<Fixed, Error> {
     if let Some(error) = NEEDS_PRELOAD.get() {
         return Err(error.clone());
     }
-    let epoch_text = EPOCH
+    Ok(Fixed {
+        layout: load_layout()?,
+        epoch: Epoch::parse(&text_of(&EPOCH), unix_now_ms())?,
+    })
+}
+
+fn load_layout() -> Result<Layout, Error> {
+    let text = text_of(&LAYOUT);
+    let node_bits = NODE_BITS.get().into();
+    if text.trim().is_empty() {
+        return Layout::from_node_bits(node_bits);
+    }
+    let spec = spec::parse(&text)?;
+    let refuse = |reason: &str| {
+        Err(Error::InvalidLayout {
+            value: text.clone(),
+            reason: reason.into(),
+        })
+    };
+    if spec.epoch.is_some() {
+        return refuse("the server's ids count from snowflake.epoch; leave the epoch out");
+    }
+    if spec.layout.bits(Field::Slot) > MAX_SLOT_BITS {
+        return refuse("a server's layout has at most 12 slot bits (4096 backend slots)");
+    }
+    let layout_node_bits = spec.layout.bits(Field::Node);
+    if NODE_BITS_GIVEN.load(Ordering::Relaxed) && node_bits != i64::from(layout_node_bits) {
+        return Err(Error::LayoutDisagreesWithNodeBits {
+            layout: text,
+            layout_node_bits,
+            node_bits,
+        });
+    }
+    Ok(spec.layout)
+}
+
+fn text_of(setting: &GucSetting<Option<CString>>) -> String {
+    setting
         .get()
         .map(|text| text.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    Ok(Fixed {
-        layout: Layout::new(NODE_BITS.get().into())?,
-        epoch: Epoch::parse(&epoch_text, unix_now_ms())?,
-    })
+        .unwrap_or_default()
 }
 
 // The two settings read on every `snowflake_next()` are read straight from their storage:

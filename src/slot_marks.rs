@@ -1,4 +1,4 @@
-//! With `shared_preload_libraries`: the last millisecond each backend slot used, kept in
+//! With `shared_preload_libraries`: the last tick (millisecond, by default) each backend slot used, kept in
 //! shared memory, so the slot's next holder starts after it even if the wall clock
 //! stepped back in between. Every mark starts at the (re)initialisation of shared memory
 //! plus the lead bound: after a crash restart, whose killed backends could not wait out
@@ -7,13 +7,13 @@
 //! Read once when a backend makes its generator and written once at its exit: never on
 //! the hot path, and no lock (one atomic per slot).
 
-use crate::layout::WORKER_BITS;
+use crate::layout::MAX_SLOT_BITS;
 use pgrx::{pg_guard, pg_shmem_init, pg_sys, PGRXSharedMemory, PgAtomic};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::OnceLock;
 
-/// One mark per slot any `node_bits` can number, in ms since the snowflake epoch.
-pub struct SlotMarks([AtomicI64; 1 << WORKER_BITS]);
+/// One mark per slot a server's layout can number, in ticks since the snowflake epoch.
+pub struct SlotMarks([AtomicI64; 1 << MAX_SLOT_BITS]);
 
 // SAFETY: plain atomics, valid in any process that maps the segment.
 unsafe impl PGRXSharedMemory for SlotMarks {}
@@ -38,16 +38,17 @@ pub fn request(start_mark: fn() -> i64) {
     );
     IN_USE.store(true, Ordering::Relaxed);
 }
-/// The last ms the slot's earlier holders used, when the marks are kept.
+/// The last tick the slot's earlier holders used, when the marks are kept. The slot was
+/// checked to fit the layout's slot bits, at most `MAX_SLOT_BITS`.
 pub fn mark(slot: i64) -> Option<i64> {
     IN_USE
         .load(Ordering::Relaxed)
         .then(|| MARKS.get().0[slot as usize].load(Ordering::Acquire))
 }
 
-/// Records the last ms this holder of the slot used, before it gives the slot back.
-pub fn record(slot: i64, last_ms: i64) {
+/// Records the last tick this holder of the slot used, before it gives the slot back.
+pub fn record(slot: i64, last: i64) {
     if IN_USE.load(Ordering::Relaxed) {
-        MARKS.get().0[slot as usize].fetch_max(last_ms, Ordering::Release);
+        MARKS.get().0[slot as usize].fetch_max(last, Ordering::Release);
     }
 }

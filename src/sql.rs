@@ -1,8 +1,12 @@
 //! The SQL functions: thin wrappers that read the settings, call the pure modules and turn
 //! their errors into PostgreSQL errors.
 
+use crate::clock::unix_now_ms;
+use crate::error::Error;
+use crate::layout::{Layout, Parts};
 use crate::raise::{or_raise, raise};
-use crate::{backend, layout, settings};
+use crate::time::Epoch;
+use crate::{backend, settings, spec};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
@@ -13,7 +17,8 @@ CREATE TYPE snowflake_parts AS (
     node_id integer,
     backend_slot integer,
     worker_id integer,
-    sequence integer
+    sequence integer,
+    gene integer
 );
 "#,
     name = "snowflake_parts",
@@ -46,7 +51,43 @@ pub extern "C" fn pg_finfo_snowflake_next() -> &'static pg_sys::Pg_finfo_record 
 /// Called by PostgreSQL's function manager.
 #[no_mangle]
 pub unsafe extern "C-unwind" fn snowflake_next(_fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
-    match backend::next_id() {
+    id_or_raise(backend::next_id())
+}
+
+// `snowflake_next(gene)`, the same way: not strict, so a NULL gene is an error rather
+// than a NULL id.
+extension_sql!(
+    r#"
+CREATE FUNCTION snowflake_next(gene bigint) RETURNS bigint
+    VOLATILE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_next_gene';
+"#,
+    name = "snowflake_next_gene"
+);
+
+#[no_mangle]
+pub extern "C" fn pg_finfo_snowflake_next_gene() -> &'static pg_sys::Pg_finfo_record {
+    pg_finfo_snowflake_next()
+}
+
+/// A new id whose gene field (the lowest bits) copies the low bits of `gene`, a related
+/// key: `snowflake_next(k) % 2^g = k & (2^g - 1)`, so both find the same shard.
+///
+/// # Safety
+/// Called by PostgreSQL's function manager with one bigint argument.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn snowflake_next_gene(
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> pg_sys::Datum {
+    // SAFETY: PostgreSQL passes the one argument the SQL declaration gives.
+    match unsafe { pgrx::fcinfo::pg_getarg::<i64>(fcinfo, 0) } {
+        Some(key) => id_or_raise(backend::next_id_with_gene(key)),
+        None => id_or_raise(Err(Error::NullGene)),
+    }
+}
+
+#[inline]
+fn id_or_raise(result: Result<i64, Error>) -> pg_sys::Datum {
+    match result {
         Ok(id) => pg_sys::Datum::from(id),
         // SAFETY: the guard turns the report into a PostgreSQL ERROR, which longjmps out of
         // this frame; nothing here needs dropping.
@@ -54,20 +95,21 @@ pub unsafe extern "C-unwind" fn snowflake_next(_fcinfo: pg_sys::FunctionCallInfo
     }
 }
 
-/// The smallest id of `ts`'s millisecond: `id >= snowflake_floor(a) AND id <
-/// snowflake_floor(b)` selects the ids minted in `[a, b)`. Stable, not immutable: it
-/// depends on `snowflake.epoch`.
+/// The smallest id of the tick (millisecond, by default) of `ts`: `id >= snowflake_floor(a)
+/// AND id < snowflake_floor(b)` selects the ids minted in `[a, b)`. Stable, not immutable:
+/// it depends on `snowflake.epoch` and the layout.
 #[pg_extern(stable, strict, parallel_safe)]
 fn snowflake_floor(ts: TimestampWithTimeZone) -> i64 {
-    let epoch = or_raise(settings::fixed()).epoch;
-    layout::floor(or_raise(epoch.ms_of(ts.into())))
+    let (layout, epoch) = server_layout();
+    layout.floor(or_raise(epoch.ticks_of(ts.into(), &layout)))
 }
 
-/// The id of `uid` at `ts`: the same inputs give the same id, for idempotent upserts.
+/// The id of `uid` at `ts`, the uid filling every bit below the time: the same inputs give
+/// the same id, for idempotent upserts.
 #[pg_extern(stable, strict, parallel_safe)]
 fn snowflake_at(ts: TimestampWithTimeZone, uid: i64) -> i64 {
-    let epoch = or_raise(settings::fixed()).epoch;
-    or_raise(layout::with_uid(or_raise(epoch.ms_of(ts.into())), uid))
+    let (layout, epoch) = server_layout();
+    or_raise(layout.with_uid(or_raise(epoch.ticks_of(ts.into(), &layout)), uid))
 }
 
 /// The parts of an id minted by `snowflake_next()`, as one row.
@@ -76,21 +118,99 @@ fn snowflake_parse(
     id: i64,
     fcinfo: pg_sys::FunctionCallInfo,
 ) -> pgrx::composite_type!('static, "snowflake_parts") {
+    let (layout, epoch) = server_layout();
+    parts_row(id, &layout, epoch, fcinfo)
+}
+
+/// The parts of an id of another layout: a preset (`discord`, `sonyflake`, ...) or a spec,
+/// which may end with its epoch: `time:41, node:5, slot:5, sequence:12, epoch:2015-01-01`.
+#[pg_extern(stable, strict, parallel_safe, name = "snowflake_parse")]
+fn snowflake_parse_as(
+    id: i64,
+    layout: &str,
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> pgrx::composite_type!('static, "snowflake_parts") {
+    let (layout, epoch) = or_raise(layout_of(layout));
+    parts_row(id, &layout, epoch, fcinfo)
+}
+
+/// The id of the given parts: the exact inverse of `snowflake_parse`. The layout is the
+/// server's unless given; NULL parts give NULL.
+#[pg_extern(stable, parallel_safe)]
+fn snowflake_compose(
+    ts: Option<TimestampWithTimeZone>,
+    node_id: Option<i32>,
+    backend_slot: Option<i32>,
+    sequence: Option<i32>,
+    gene: default!(Option<i32>, 0),
+    layout: default!(Option<&str>, "NULL"),
+) -> Option<i64> {
+    let (layout, epoch) = match layout {
+        Some(text) => or_raise(layout_of(text)),
+        None => server_layout(),
+    };
+    let parts = Parts {
+        ticks: or_raise(epoch.ticks_of(ts?.into(), &layout)),
+        node_id: node_id?.into(),
+        backend_slot: backend_slot?.into(),
+        worker_id: 0,
+        sequence: sequence?.into(),
+        gene: gene?.into(),
+    };
+    Some(or_raise(layout.compose(&parts)))
+}
+
+/// The server's layout, as a spec that `snowflake_parse(id, layout)` reads.
+#[pg_extern(stable, strict, parallel_safe)]
+fn snowflake_layout() -> String {
+    server_layout().0.to_string()
+}
+
+fn server_layout() -> (Layout, Epoch) {
     let fixed = or_raise(settings::fixed());
-    let parts = or_raise(fixed.layout.decompose(id));
+    (fixed.layout, fixed.epoch)
+}
+
+/// A layout given to a function, with its own epoch or else the server's.
+fn layout_of(text: &str) -> Result<(Layout, Epoch), Error> {
+    let spec = spec::parse(text)?;
+    let epoch = match spec.epoch {
+        Some(epoch) => Epoch::parse(&epoch, unix_now_ms()).map_err(|_| Error::InvalidLayout {
+            value: text.into(),
+            reason: format!(
+                "the epoch \"{epoch}\" is not an ISO 8601 time from 1970 on, in the past"
+            ),
+        })?,
+        None => settings::fixed()?.epoch,
+    };
+    Ok((spec.layout, epoch))
+}
+
+fn parts_row(
+    id: i64,
+    layout: &Layout,
+    epoch: Epoch,
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> PgHeapTuple<'static, pgrx::AllocatedByRust> {
+    let parts = or_raise(layout.decompose(id));
+    let ts = epoch
+        .pg_micros_of(parts.ticks, layout.unit())
+        .and_then(|micros| TimestampWithTimeZone::try_from(micros).ok())
+        .unwrap_or_else(|| raise(Error::TimeOfIdOutOfRange(id)));
     // Found through the call's return type rather than by name, so it works whatever
     // schema the extension lives in and whatever the search_path.
     // SAFETY: PostgreSQL passes a valid fcinfo with its flinfo.
     let parts_type = unsafe { pg_sys::get_fn_expr_rettype((*fcinfo).flinfo) };
-    let ts = TimestampWithTimeZone::try_from(fixed.epoch.pg_micros_of(parts.ms))
-        .unwrap_or_else(|e| pgrx::error!("snowflake id {id} has no valid time: {e}"));
     let mut row = PgHeapTuple::new_composite_type_by_oid(parts_type)
         .unwrap_or_else(|e| pgrx::error!("snowflake_parse must return snowflake_parts: {e}"));
-    let fields: [(&str, Option<i32>); 4] = [
-        ("node_id", Some(parts.node_id as i32)),
-        ("backend_slot", Some(parts.backend_slot as i32)),
-        ("worker_id", Some(parts.worker_id as i32)),
-        ("sequence", Some(parts.sequence as i32)),
+    // Every field but the time has at most 31 bits; the worker id (node and slot side by
+    // side) can have more, and is NULL then.
+    let fields = [
+        ("node_id", i32::try_from(parts.node_id).ok()),
+        ("backend_slot", i32::try_from(parts.backend_slot).ok()),
+        ("worker_id", i32::try_from(parts.worker_id).ok()),
+        ("sequence", i32::try_from(parts.sequence).ok()),
+        ("gene", i32::try_from(parts.gene).ok()),
     ];
     row.set_by_name("ts", ts)
         .unwrap_or_else(|e| pgrx::error!("{e}"));

@@ -2,7 +2,7 @@
 //! since 2000-01-01 UTC) to and from milliseconds since the snowflake epoch.
 
 use crate::error::Error;
-use crate::layout::MAX_MS;
+use crate::layout::{Layout, Unit};
 use chrono::{DateTime, NaiveDate, NaiveDateTime};
 
 /// Unix time of PostgreSQL's own epoch, 2000-01-01 00:00:00 UTC, in ms.
@@ -10,6 +10,8 @@ const PG_EPOCH_UNIX_MS: i64 = 946_684_800_000;
 /// How PostgreSQL stores `infinity` and `-infinity` in a timestamptz.
 const PG_INFINITY: i64 = i64::MAX;
 const PG_NEG_INFINITY: i64 = i64::MIN;
+/// The first microsecond past PostgreSQL's last timestamp, 294277-01-01 00:00:00 UTC.
+const PG_END_MICROS: i64 = 9_223_371_331_200_000_000;
 
 /// The epoch of ids, in Unix ms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,10 +40,10 @@ impl Epoch {
         self.unix_ms
     }
 
-    /// Milliseconds since this epoch of a timestamptz, checked to fit the 41 time bits.
-    /// Times are truncated toward the past to the millisecond, so a time and every later
-    /// time of its millisecond map to the same ms.
-    pub fn ms_of(self, pg_micros: i64) -> Result<i64, Error> {
+    /// The tick of `layout` that a timestamptz falls in, checked to fit the time field.
+    /// Times are truncated toward the past to the tick, so a time and every later time
+    /// of its tick map to the same tick.
+    pub fn ticks_of(self, pg_micros: i64, layout: &Layout) -> Result<i64, Error> {
         if pg_micros == PG_INFINITY || pg_micros == PG_NEG_INFINITY {
             return Err(Error::InfiniteTime);
         }
@@ -52,18 +54,28 @@ impl Epoch {
                 epoch: self.to_string(),
             });
         }
-        if ms > MAX_MS {
+        let ticks = layout.unit().ticks_of_ms(ms);
+        if ticks > layout.max_ticks() {
+            let tick_ms = layout.unit().ms();
+            let last = (layout.max_ticks().saturating_add(1))
+                .saturating_mul(tick_ms)
+                .saturating_add(self.unix_ms - 1);
             return Err(Error::TimePastRange {
                 time: format_pg_micros(pg_micros),
-                last: format_unix_ms(self.unix_ms + MAX_MS),
+                last: format_unix_ms(last),
             });
         }
-        Ok(ms)
+        Ok(ticks)
     }
 
-    /// The timestamptz (microseconds since 2000-01-01) of `ms` since this epoch.
-    pub fn pg_micros_of(self, ms: i64) -> i64 {
-        (ms + self.unix_ms - PG_EPOCH_UNIX_MS) * 1000
+    /// The timestamptz (microseconds since 2000-01-01) of the start of tick `ticks` since
+    /// this epoch, or `None` past what a timestamptz can hold.
+    pub fn pg_micros_of(self, ticks: i64, unit: Unit) -> Option<i64> {
+        let micros = ticks
+            .checked_mul(unit.ms())?
+            .checked_add(self.unix_ms - PG_EPOCH_UNIX_MS)?
+            .checked_mul(1000)?;
+        (micros < PG_END_MICROS).then_some(micros)
     }
 }
 
@@ -159,48 +171,85 @@ mod tests {
         );
     }
 
-    #[test]
-    fn ms_of_maps_the_epoch_to_zero_and_truncates_toward_the_past() {
-        let epoch = epoch_2020();
-        let epoch_pg_micros = (EPOCH_2020 - PG_EPOCH_UNIX_MS) * 1000;
-        assert_eq!(epoch.ms_of(epoch_pg_micros), Ok(0));
-        assert_eq!(epoch.ms_of(epoch_pg_micros + 999), Ok(0));
-        assert_eq!(epoch.ms_of(epoch_pg_micros + 1000), Ok(1));
-        assert!(matches!(
-            epoch.ms_of(epoch_pg_micros - 1),
-            Err(Error::TimeBeforeEpoch { .. })
-        ));
-        assert_eq!(epoch.pg_micros_of(0), epoch_pg_micros);
+    fn ms() -> Layout {
+        Layout::from_node_bits(2).unwrap()
     }
 
     #[test]
-    fn ms_of_refuses_infinity_and_the_end_of_the_41_bits() {
+    fn ticks_of_maps_the_epoch_to_zero_and_truncates_toward_the_past() {
         let epoch = epoch_2020();
-        assert_eq!(epoch.ms_of(i64::MAX), Err(Error::InfiniteTime));
-        assert_eq!(epoch.ms_of(i64::MIN), Err(Error::InfiniteTime));
-        let last = epoch.pg_micros_of(MAX_MS);
-        assert_eq!(epoch.ms_of(last + 999), Ok(MAX_MS));
+        let epoch_pg_micros = (EPOCH_2020 - PG_EPOCH_UNIX_MS) * 1000;
+        assert_eq!(epoch.ticks_of(epoch_pg_micros, &ms()), Ok(0));
+        assert_eq!(epoch.ticks_of(epoch_pg_micros + 999, &ms()), Ok(0));
+        assert_eq!(epoch.ticks_of(epoch_pg_micros + 1000, &ms()), Ok(1));
+        assert!(matches!(
+            epoch.ticks_of(epoch_pg_micros - 1, &ms()),
+            Err(Error::TimeBeforeEpoch { .. })
+        ));
+        assert_eq!(epoch.pg_micros_of(0, Unit::Ms), Some(epoch_pg_micros));
+        let ten_ms = crate::spec::parse("js53").unwrap().layout;
+        assert_eq!(epoch.ticks_of(epoch_pg_micros + 9_999, &ten_ms), Ok(0));
+        assert_eq!(epoch.ticks_of(epoch_pg_micros + 10_000, &ten_ms), Ok(1));
         assert_eq!(
-            epoch.ms_of(last + 1000),
+            epoch.pg_micros_of(1, Unit::TenMs),
+            Some(epoch_pg_micros + 10_000)
+        );
+    }
+
+    #[test]
+    fn ticks_of_refuses_infinity_and_the_end_of_the_time_field() {
+        let epoch = epoch_2020();
+        assert_eq!(epoch.ticks_of(i64::MAX, &ms()), Err(Error::InfiniteTime));
+        assert_eq!(epoch.ticks_of(i64::MIN, &ms()), Err(Error::InfiniteTime));
+        let max = ms().max_ticks();
+        let last = epoch.pg_micros_of(max, Unit::Ms).unwrap();
+        assert_eq!(epoch.ticks_of(last + 999, &ms()), Ok(max));
+        assert_eq!(
+            epoch.ticks_of(last + 1000, &ms()),
             Err(Error::TimePastRange {
                 time: "2089-09-06 15:47:35.552+00".into(),
                 last: "2089-09-06 15:47:35.551+00".into()
             })
         );
+        // With 10 ms ticks, the last time is the last ms of the last tick: 2063-07-21.
+        let js53 = crate::spec::parse("js53").unwrap().layout;
+        let end = epoch
+            .pg_micros_of(js53.max_ticks() + 1, Unit::TenMs)
+            .unwrap();
+        assert_eq!(epoch.ticks_of(end - 1, &js53), Ok(js53.max_ticks()));
+        assert_eq!(
+            epoch.ticks_of(end, &js53),
+            Err(Error::TimePastRange {
+                time: "2063-07-21 06:52:14.720+00".into(),
+                last: "2063-07-21 06:52:14.719+00".into()
+            })
+        );
         // Before 2000, PostgreSQL's own epoch, the micros are negative.
         let old = Epoch::parse("1990-01-01", NOW).unwrap();
-        assert_eq!(old.ms_of(-1), Ok(PG_EPOCH_UNIX_MS - old.unix_ms() - 1));
+        assert_eq!(
+            old.ticks_of(-1, &ms()),
+            Ok(PG_EPOCH_UNIX_MS - old.unix_ms() - 1)
+        );
+        // Past what a timestamptz holds: no time, never a wrapped one.
+        assert_eq!(epoch.pg_micros_of(i64::MAX, Unit::Ms), None);
+        assert_eq!(epoch.pg_micros_of(1 << 53, Unit::Second), None);
     }
 
     #[test]
-    fn property_ms_of_and_pg_micros_of_round_trip_on_whole_milliseconds() {
+    fn property_ticks_of_and_pg_micros_of_round_trip_on_whole_ticks() {
         let epoch = epoch_2020();
         let mut rng = Rng::new(3);
-        for _ in 0..100_000 {
-            let ms = rng.below(MAX_MS as u64 + 1) as i64;
-            let micros = epoch.pg_micros_of(ms);
-            assert_eq!(epoch.ms_of(micros), Ok(ms));
-            assert_eq!(epoch.ms_of(micros + rng.below(1000) as i64), Ok(ms));
+        for unit in [Unit::Ms, Unit::TenMs, Unit::Second] {
+            let layout = crate::spec::parse(&format!("time:41/{}, node:22", unit.name()))
+                .unwrap()
+                .layout;
+            for _ in 0..30_000 {
+                let ticks = rng.below(1 << 36) as i64;
+                let micros = epoch.pg_micros_of(ticks, unit).unwrap();
+                assert_eq!(epoch.ticks_of(micros, &layout), Ok(ticks));
+                let within = rng.below(unit.ms() as u64 * 1000) as i64;
+                assert_eq!(epoch.ticks_of(micros + within, &layout), Ok(ticks));
+            }
         }
     }
 
