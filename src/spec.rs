@@ -59,6 +59,9 @@ fn parse_spec(spec: &str) -> Result<Spec, String> {
     let mut fields: Vec<(Field, u32)> = vec![];
     let mut unit = Unit::Ms;
     let mut epoch = None;
+    if !spec.contains([',', ':']) {
+        return Err(format!("no preset is named \"{}\"", spec.trim()));
+    }
     for entry in spec.split(',').map(str::trim) {
         if epoch.is_some() {
             return Err("the epoch must be the last entry".into());
@@ -189,8 +192,9 @@ mod tests {
     #[test]
     fn bad_layouts_say_what_is_wrong() {
         for (text, expected) in [
-            ("", "\"\" is not a name:width entry"),
-            ("fancy", "\"fancy\" is not a name:width entry"),
+            ("", "no preset is named \"\""),
+            ("fancy", "no preset is named \"fancy\""),
+            ("time:41, fancy", "\"fancy\" is not a name:width entry"),
             ("time:41, node:2, slot:8, sequence:11", "the widths add up to 62; they must add up to 63 (or 53, for ids a JavaScript number holds exactly)"),
             ("time:41, node:2, slot:8, sequence:13", "the widths add up to 64; they must add up to 63 (or 53, for ids a JavaScript number holds exactly)"),
             ("time:41, worker:10, sequence:12", "unknown field \"worker\""),

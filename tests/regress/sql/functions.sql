@@ -8,7 +8,7 @@ SELECT p.proname, pg_get_function_arguments(p.oid) AS arguments,
        p.provolatile AS volatility, p.proparallel AS parallel, p.proisstrict AS strict
   FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid
   JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake_pg'
- ORDER BY p.proname;
+ ORDER BY p.proname, p.pronargs;
 
 SHOW snowflake.node_id;
 SHOW snowflake.node_bits;
