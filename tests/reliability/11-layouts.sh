@@ -94,10 +94,7 @@ rows=$(check_distinct "$name" minted)
 # must fail the same check: it is what the layout is for.
 js_check() { # QUERY: prints "exact N of M"
   sql "$name" "SELECT json_agg(json_build_object('id', id, 'text', id::text)) FROM ($1) ids" |
-    node -e 'let s = ""; process.stdin.on("data", d => s += d).on("end", () => {
-      const rows = JSON.parse(s);
-      const exact = rows.filter(r => Number.isSafeInteger(r.id) && String(r.id) === r.text).length;
-      console.log(`exact ${exact} of ${rows.length}`); });'
+    node "$(dirname "${BASH_SOURCE[0]}")/json-exact.js"
 }
 exact=$(js_check "SELECT id FROM minted")
 [[ $exact == "exact $rows of $rows" ]] || fail "a JavaScript client read js53 ids inexactly: $exact"
@@ -119,13 +116,13 @@ no_start() { # NAME PATTERN SETTINGS...: the server refuses to start, its log sa
     fail "$name: the log does not say /$pattern/: $(tail -3 "$CLUSTERS_DIR/$name/server.log")"
   checked=$((checked + 1))
 }
-no_start layout-sum$version 'invalid layout "time:41, node:2, slot:8, sequence:11": the widths add up to 62' \
+no_start "layout-sum$version" 'invalid layout "time:41, node:2, slot:8, sequence:11": the widths add up to 62' \
   "snowflake.layout='time:41, node:2, slot:8, sequence:11'"
-no_start layout-epoch$version 'invalid layout "discord": the server.s ids count from snowflake.epoch' \
+no_start "layout-epoch$version" 'invalid layout "discord": the server.s ids count from snowflake.epoch' \
   snowflake.layout=discord
-no_start layout-node-bits$version "snowflake.node_bits = 3 disagrees with snowflake.layout = 'default', which has 2 node bits" \
+no_start "layout-node-bits$version" "snowflake.node_bits = 3 disagrees with snowflake.layout = 'default', which has 2 node bits" \
   snowflake.layout=default snowflake.node_bits=3
-no_start layout-slots$version 'a server.s layout has at most 12 slot bits' \
+no_start "layout-slots$version" 'a server.s layout has at most 12 slot bits' \
   "snowflake.layout='time:40, slot:13, sequence:10'"
 # Agreeing settings start; a layout too narrow for the server's slots fails every call.
 name=layout-narrow$version
