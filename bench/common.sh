@@ -18,7 +18,7 @@ ROWS=${ROWS:-1000000}                # rows behind the index sizes
 BURST=${BURST:-3000000}              # ids of one burst
 BURST_ROUNDS=${BURST_ROUNDS:-3}      # rounds of the burst section
 LOW_LEAD=${LOW_LEAD:-50}             # the lower snowflake.max_lead_ms of the burst section
-SECTIONS=${SECTIONS:-calls insert scale bursts}
+SECTIONS=${SECTIONS:-calls insert scale bursts layouts}
 ROWS_PER_TX=10 SCALE_BATCH=100000    # rows per insert transaction, ids per scale transaction
 DEFAULT_LEAD=1000 MAX_LEAD=60000     # snowflake.max_lead_ms of a stock server, and its largest
 

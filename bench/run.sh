@@ -5,6 +5,7 @@
 #   insert.sh  pgbench inserting into tables keyed by each default; primary-key index sizes
 #   scale.sh   ids per second with 1 and 2 clients
 #   bursts.sh  one statement minting BURST ids, at the default lead bound and a lower one
+#   layouts.sh call cost of snowflake_next() on other layouts, and with a gene
 # Every comparison runs in alternating rounds and reports medians; the verdicts read the
 # targets in bench/targets.txt. Prints the report and writes it to bench/results/pgV.txt.
 # Usage: bash bench/run.sh [15|18 ...]   (both by default; the extension installed)

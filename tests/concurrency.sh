@@ -3,17 +3,21 @@
 # with a new connection for every transaction (-C) so backend slots change hands all the
 # time. Passes when no transaction fails and every row arrived; the primary key rejects
 # any duplicate id. Runs on a stock server, or with `preload` on one that preloads the
-# library (slot marks in shared memory).
-# Usage: bash tests/concurrency.sh 15|18 [preload]   (extension installed)
+# library (slot marks in shared memory), or with `gene` on one that also has a gene layout
+# with 4 sequence bits: 16 ids per ms per backend, so every client borrows ticks and meets
+# the lead bound, and each id carries its client's number in its gene.
+# Usage: bash tests/concurrency.sh 15|18 [preload|gene]   (extension installed)
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
-version=${1:?usage: concurrency.sh 15|18 [preload]}
+version=${1:?usage: concurrency.sh 15|18 [preload|gene]}
 mode=${2:-stock}
 name=concurrency$version-$mode port=$((5430 + version)) clients=16 rows_per_tx=10
 case $mode in
   stock) cluster_start "$name" "$version" "$port" ;;
   preload) cluster_start "$name" "$version" "$port" shared_preload_libraries=snowflake_pg ;;
+  gene) cluster_start "$name" "$version" "$port" shared_preload_libraries=snowflake_pg \
+    "snowflake.layout='time:41, node:2, slot:8, sequence:4, gene:8'" ;;
   *) echo "unknown mode $mode" >&2; exit 2 ;;
 esac
 trap 'cluster_stop "$name"' EXIT
@@ -21,7 +25,11 @@ trap 'cluster_stop "$name"' EXIT
 sql "$name" "CREATE EXTENSION snowflake_pg"
 sql "$name" "CREATE TABLE minted (id bigint PRIMARY KEY DEFAULT snowflake_next(), client int NOT NULL)"
 script=$CLUSTERS_DIR/$name/insert.sql
-echo "INSERT INTO minted (client) SELECT :client_id FROM generate_series(1, $rows_per_tx);" >"$script"
+if [[ $mode == gene ]]; then
+  echo "INSERT INTO minted SELECT snowflake_next(:client_id), :client_id FROM generate_series(1, $rows_per_tx);" >"$script"
+else
+  echo "INSERT INTO minted (client) SELECT :client_id FROM generate_series(1, $rows_per_tx);" >"$script"
+fi
 
 expected=0
 run() { # run LABEL TRANSACTIONS_PER_CLIENT [pgbench options]
@@ -34,6 +42,10 @@ run() { # run LABEL TRANSACTIONS_PER_CLIENT [pgbench options]
   if [[ $rows != "$expected" || $failed != 0 ]]; then
     echo "FAIL $label: $rows rows, expected $expected; $failed failed transactions"
     return 1
+  fi
+  if [[ $mode == gene ]]; then
+    lost=$(sql "$name" "SELECT count(*) FROM minted WHERE (snowflake_parse(id)).gene <> client")
+    [[ $lost == 0 ]] || { echo "FAIL $label: $lost ids lost their client's number in the gene"; return 1; }
   fi
   echo "ok $mode server, $label: $clients clients, $((clients * tx)) transactions, $rows rows so far, 0 failed, 0 duplicates"
 }

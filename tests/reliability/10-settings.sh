@@ -38,7 +38,7 @@ expect_error "$name" "SELECT snowflake_floor(now()); SET snowflake.node_id = 4" 
 expect_error "$name" "SET snowflake.node_id = 4; SELECT snowflake_next()" \
   '22023: snowflake.node_id = 4 does not fit in snowflake.node_bits = 2'
 expect_error "$name" "SELECT snowflake_floor(now()); SET snowflake.node_id = -1" \
-  '-1 is outside the valid range for parameter "snowflake.node_id" \(0 .. 1023\)'
+  '-1 is outside the valid range for parameter "snowflake.node_id" \(0 .. 2147483647\)'
 expect_error "$name" "SELECT snowflake_floor(now()); SET ROLE app; SET snowflake.node_id = 1" \
   '42501: permission denied to set parameter "snowflake.node_id"'
 # Before the library is loaded, PostgreSQL keeps the value, then drops it with a warning.

@@ -22,10 +22,14 @@ trap stop_servers EXIT
 
 # start NAME PORT [setting=value ...]: a fresh server. Verbose errors put the SQLSTATE in
 # the log, which is how an internal error (XX000, what a Rust panic would become) shows.
+# With RELIABILITY_LAYOUT (see run.sh), the server preloads the library with that layout.
 start() {
-  local name=$1 port=$2; shift 2
+  local name=$1 port=$2 layout=(); shift 2
   servers+=("$name")
-  cluster_start "$name" "$version" "$port" log_error_verbosity=verbose "$@"
+  if [[ -n ${RELIABILITY_LAYOUT:-} ]]; then
+    layout=(shared_preload_libraries=snowflake_pg "snowflake.layout='$RELIABILITY_LAYOUT'")
+  fi
+  cluster_start "$name" "$version" "$port" log_error_verbosity=verbose "${layout[@]}" "$@"
 }
 
 fail() { echo "FAIL $scenario: $*"; exit 1; }

@@ -4,6 +4,8 @@
 # run go to target/reliability-pgV.txt (see docs/reliability.md).
 # Usage: bash tests/reliability/run.sh 15|18 [scenario ...]   (all scenarios by default)
 # A scenario is named by its file, with or without .sh: 06-clock, 06-clock.sh.
+# With RELIABILITY_LAYOUT set to a layout, every server preloads the library with that
+# snowflake.layout, and the figures go to target/reliability-pgV-layout.txt.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/lib.sh
@@ -13,9 +15,11 @@ shift
 scenarios=("$@")
 ((${#scenarios[@]})) || scenarios=("$here"/[0-9][0-9]-*.sh)
 
-export RELIABILITY_REPORT=$SNOWFLAKE_PG_ROOT/target/reliability-pg$version.txt
+export RELIABILITY_REPORT=$SNOWFLAKE_PG_ROOT/target/reliability-pg$version${RELIABILITY_LAYOUT:+-layout}.txt
 mkdir -p "$(dirname "$RELIABILITY_REPORT")"
-echo "# reliability suite, PostgreSQL $version, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs" >"$RELIABILITY_REPORT"
+layout=${RELIABILITY_LAYOUT:+, layout \"$RELIABILITY_LAYOUT\"}
+echo "# reliability suite, PostgreSQL $version$layout, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs" \
+  >"$RELIABILITY_REPORT"
 for scenario in "${scenarios[@]}"; do
   [[ -f $scenario ]] || scenario=$here/${scenario%.sh}.sh
   run_step "$(basename "$scenario" .sh)" bash "$scenario" "$version"
