@@ -9,4 +9,5 @@ SELECT format('   %-46s %-22s %10s %7s   %s', split_part(m.candidate, '|', 1), s
     verdict(CASE WHEN m.candidate LIKE '%(g)' THEN 'gene call / default layout'
       WHEN m.candidate <> base.candidate THEN 'other layout / default layout' END, m.median / base.median))
   FROM medians m JOIN medians base USING (section)
-  WHERE section = 'layouts' AND base.candidate = 'default|snowflake_next()' ORDER BY m.ord;
+  WHERE section = 'layouts' AND base.candidate = 'default|snowflake_next()'
+  ORDER BY m.candidate <> base.candidate, m.ord;

@@ -55,7 +55,7 @@ pub fn next_id_with_gene(key: i64) -> Result<i64, Error> {
     Ok(backend.minter.id_with_gene(ticks, sequence, key))
 }
 
-#[inline]
+#[inline(always)]
 fn this_backend() -> Result<&'static mut Backend, Error> {
     // SAFETY: one thread, and nothing that holds the reference calls back into SQL, so it
     // is the only one while it lives.
@@ -102,7 +102,7 @@ impl Backend {
     }
 
     /// The next `(tick, sequence)` pair, with the minter following `snowflake.node_id`.
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Result<(i64, u32), Error> {
         let node_id = settings::node_id();
         if node_id != self.node_id {

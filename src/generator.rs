@@ -55,7 +55,7 @@ impl Generator {
     }
 
     /// The next `(tick, sequence)` pair, strictly greater than every pair before it.
-    #[inline]
+    #[inline(always)]
     pub fn next(&mut self, clock: &impl Clock, max_lead_ms: i64) -> Result<(i64, u32), Error> {
         let unit = clock.unit();
         let lead = unit.ticks_of_ms(max_lead_ms);
