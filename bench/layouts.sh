@@ -2,7 +2,9 @@
 # 5. Layouts: the call cost of snowflake_next() on other layouts, and of
 # snowflake_next(gene), against the default layout's, in ROUNDS alternating rounds of
 # CALLS calls. Each layout runs on a server of its own that preloads the library with
-# it, the default layout too; each sample is a new session. The layouts are chosen to
+# it, the default layout too; and the default layout once more on the bench cluster,
+# which does not preload it: the call without the high-water mark's check. Each sample
+# is a new session. The layouts are chosen to
 # take each path of the hot code (a 10 ms time unit, the sequence not lowest, a gene)
 # with sequences wide enough that CALLS calls stay within snowflake.max_lead_ms (raised
 # to its maximum here): the figures are the CPU's, not the lead bound's. js53 takes the
@@ -26,13 +28,16 @@ for i in "${!layouts[@]}"; do
     snowflake.epoch=2026-01-01 snowflake.max_lead_ms="$MAX_LEAD"
   cluster_psql "$name-layout$i" -q -c "CREATE EXTENSION snowflake_pg" -f "$BENCH_DIR/bench_ms.sql" >/dev/null
 done
-# Candidates: "SERVER|CALL", the server by its index in layouts.
-candidates=('0|snowflake_next()' '1|snowflake_next()' '2|snowflake_next()' '3|snowflake_next()' '3|snowflake_next(g)')
+# Candidates: "SERVER|LAYOUT|CALL", the server by its cluster name. The bench cluster does
+# not preload the library: the default layout there is the call without a high-water mark.
+candidates=("$name|default, no preload|snowflake_next()")
+for i in "${!layouts[@]}"; do candidates+=("$name-layout$i|${layouts[i]}|snowflake_next()"); done
+candidates+=("$name-layout3|${layouts[3]}|snowflake_next(g)")
 for ((r = 0; r <= ROUNDS; r++)); do # round 0 warms up, and is not kept
   note "$name" "layouts: round $r of $ROUNDS"
-  rotate "$((r + 1))" "${candidates[@]}" | while IFS='|' read -r i call; do
-    ms=$(sql "$name-layout$i" "SELECT bench_ms(\$q\$$call\$q\$, $CALLS)")
-    if ((r > 0)); then sample "$name" layouts "${layouts[i]}|$call" 1 "$r" "$ms"; fi
+  rotate "$((r + 1))" "${candidates[@]}" | while IFS='|' read -r server layout call; do
+    ms=$(sql "$server" "SELECT bench_ms(\$q\$$call\$q\$, $CALLS)")
+    if ((r > 0)); then sample "$name" layouts "$layout|$call" 1 "$r" "$ms"; fi
   done
 done
 report "$name" layouts

@@ -4,21 +4,25 @@
 use crate::clock::SystemClock;
 use crate::error::Error;
 use crate::generator::{Clock, Generator};
-use crate::layout::{Layout, Minter};
+use crate::layout::Minter;
 use crate::settings::{self, Fixed};
-use crate::slot_marks;
+use crate::time::format_unix_ms;
+use crate::{hwm, slot_marks};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use std::cell::UnsafeCell;
 use std::ffi::c_int;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 #[derive(Clone, Copy)]
 struct Backend {
     generator: Generator,
     clock: SystemClock,
-    layout: Layout,
+    fixed: Fixed,
     /// The layout's shifts with this backend's node and slot bits in place.
     minter: Minter,
+    /// Past this tick, the server's high-water mark must move ahead first (`hwm`).
+    renew_after: &'static AtomicI64,
     slot: i64,
     /// The node id `minter` was made with; `snowflake.node_id` may change at any time.
     node_id: i64,
@@ -83,43 +87,72 @@ impl Backend {
         layout.check_slots(slots.max(slot + 1))?;
         let node_id = settings::node_id();
         layout.check_node_id(node_id)?;
-        let clock = clock_of(&fixed);
+        let clock = fixed.clock();
         // Read the clock only now that this process holds its slot: its first id then
         // falls after every id of the slot's previous holder, which waited at exit. With
         // preload, also after the last tick that holder recorded, whatever the clock did.
         let now = clock.now();
-        let start = slot_marks::mark(slot).map_or(now, |mark| mark.max(now));
+        let start = slot_marks::claim(slot).map_or(now, |mark| mark.max(now));
+        // After a crash restart the marks start at the last reservation, which can lie a
+        // little past the lead bound: wait that out rather than refuse. Further ahead, the
+        // clock was set back, and the first call says so.
+        let lead = clock.unit.ticks_of_ms(settings::max_lead_ms());
+        let past_lead = start - now - lead;
+        if past_lead > 0 && past_lead <= clock.unit.ticks_of_ms(hwm::RESERVE_MS) {
+            clock.sleep(past_lead);
+        }
         // SAFETY: registers a plain function; runs before the slot is released at exit.
         unsafe { pg_sys::before_shmem_exit(Some(wait_out_lead), pg_sys::Datum::from(0)) };
         Ok(Backend {
             generator: Generator::after(start, &layout),
             clock,
-            layout,
+            fixed,
             minter: layout.minter(layout.worker_bits(node_id, slot)),
+            renew_after: hwm::renew_after(),
             slot,
             node_id,
         })
     }
 
-    /// The next `(tick, sequence)` pair, with the minter following `snowflake.node_id`.
+    /// The next `(tick, sequence)` pair, with the minter following `snowflake.node_id`,
+    /// within the server's high-water mark.
     #[inline(always)]
     fn next(&mut self) -> Result<(i64, u32), Error> {
         let node_id = settings::node_id();
         if node_id != self.node_id {
-            self.layout.check_node_id(node_id)?;
+            self.fixed.layout.check_node_id(node_id)?;
             self.node_id = node_id;
             self.minter = self
                 .minter
-                .with_worker_bits(self.layout.worker_bits(node_id, self.slot));
+                .with_worker_bits(self.fixed.layout.worker_bits(node_id, self.slot));
         }
-        self.generator.next(&self.clock, settings::max_lead_ms())
+        let pair = self
+            .generator
+            .next(&self.clock, settings::max_lead_ms())
+            .map_err(|error| self.told(error))?;
+        if pair.0 > self.renew_after.load(Ordering::Relaxed) {
+            hwm::renew(pair.0, &self.fixed)?;
+        }
+        Ok(pair)
     }
-}
 
-fn clock_of(fixed: &Fixed) -> SystemClock {
-    SystemClock {
-        epoch_unix_ms: fixed.epoch.unix_ms(),
-        unit: fixed.layout.unit(),
+    /// The error, with the time of this backend's last id when it is about the clock.
+    #[cold]
+    fn told(&self, error: Error) -> Error {
+        match error {
+            Error::ClockBehind {
+                behind_ms,
+                max_lead_ms,
+                last: None,
+            } => Error::ClockBehind {
+                behind_ms,
+                max_lead_ms,
+                last: Some(format_unix_ms(
+                    self.fixed.unix_ms_of_tick_end(self.generator.last()),
+                )),
+            },
+            other => other,
+        }
     }
 }
 
@@ -136,16 +169,6 @@ fn backend_slot() -> Result<i64, Error> {
         return Err(Error::NoBackendSlot);
     }
     Ok(slot)
-}
-
-/// Where the slot marks of a new server life (a start or a crash restart) begin: after
-/// any id a backend of the previous life can have minted, none having run more than the
-/// lead bound ahead of the clock.
-pub fn start_mark() -> i64 {
-    settings::fixed().map_or(0, |fixed| {
-        let clock = clock_of(&fixed);
-        clock.now() + clock.unit.ticks_of_ms(settings::max_lead_ms())
-    })
 }
 
 /// Makes the next process to get the slot start after the last tick this backend used.

@@ -84,6 +84,18 @@ pub enum Error {
     ClockBehind {
         behind_ms: i64,
         max_lead_ms: i64,
+        /// The time of the last id, when the caller knows the epoch to tell it.
+        last: Option<String>,
+    },
+    /// The high-water mark's file exists but does not hold a mark.
+    MarkFileUnreadable {
+        path: String,
+        reason: String,
+    },
+    /// The high-water mark could not be moved ahead: no id may be minted past it.
+    MarkFileUnwritable {
+        path: String,
+        reason: String,
     },
     /// The time field of the layout is full.
     TimeRangeExhausted,
@@ -174,8 +186,21 @@ impl Error {
             Error::ClockBeforeEpoch => {
                 "the system clock reads a time before snowflake.epoch".into()
             }
+            Error::ClockBehind {
+                behind_ms,
+                last: Some(last),
+                ..
+            } => format!(
+                "the system clock is {behind_ms} ms behind the last snowflake id of this backend slot ({last})"
+            ),
             Error::ClockBehind { behind_ms, .. } => format!(
                 "the system clock is {behind_ms} ms behind the last snowflake id of this backend slot"
+            ),
+            Error::MarkFileUnreadable { path, reason } => format!(
+                "could not read the snowflake_pg high-water mark from \"{path}\": {reason}"
+            ),
+            Error::MarkFileUnwritable { path, reason } => format!(
+                "could not move the snowflake_pg high-water mark ahead in \"{path}\": {reason}"
             ),
             Error::TimeRangeExhausted => {
                 "the time field of the layout is full: the time range from snowflake.epoch is used up".into()
@@ -223,8 +248,11 @@ impl Error {
             )),
             Error::InvalidLayout { .. } => Some(LAYOUT_SYNTAX.into()),
             Error::ClockBehind { max_lead_ms, .. } => Some(format!(
-                "A step back of up to snowflake.max_lead_ms ({max_lead_ms} ms) is absorbed; this one is larger."
+                "A step back of up to snowflake.max_lead_ms ({max_lead_ms} ms) is absorbed; this one is larger. With shared_preload_libraries the last id may be from before a restart: no id is minted below it."
             )),
+            Error::MarkFileUnwritable { .. } => Some(
+                "No id is minted past the high-water mark until it can be written: ids would otherwise repeat after a restart.".into(),
+            ),
             Error::InvalidEpoch { .. } => Some(
                 "Write a time from 1970 on as an ISO 8601 date or time, such as '2020-01-01' or '2020-01-01 00:00:00+00'.".into(),
             ),
@@ -269,6 +297,12 @@ impl Error {
             }
             Error::InRecovery => Some(
                 "A standby shares its primary's snowflake.node_id: mint ids on the primary.".into(),
+            ),
+            Error::MarkFileUnreadable { .. } => Some(
+                "The file holds the time of the last id minted. Restore it, or remove it and start the server once the clock is past that time.".into(),
+            ),
+            Error::MarkFileUnwritable { .. } => Some(
+                "Make room on the file system of the data directory, or make the directory writable again.".into(),
             ),
             Error::NeedsPreload { name, .. } => Some(format!(
                 "{name} only takes effect at server start: add snowflake_pg to shared_preload_libraries and restart, or remove the setting."

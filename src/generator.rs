@@ -84,6 +84,7 @@ impl Generator {
                 return Err(Error::ClockBehind {
                     behind_ms: (self.last - now) * unit.ms(),
                     max_lead_ms,
+                    last: None,
                 });
             }
             clock.sleep(excess);
@@ -233,7 +234,8 @@ mod tests {
             generator.next(&clock, LEAD),
             Err(Error::ClockBehind {
                 behind_ms: 5_000,
-                max_lead_ms: LEAD
+                max_lead_ms: LEAD,
+                last: None
             })
         );
         assert_eq!(generator, state);
@@ -320,7 +322,8 @@ mod tests {
             generator.next(&clock, 20),
             Err(Error::ClockBehind {
                 behind_ms: 50,
-                max_lead_ms: 20
+                max_lead_ms: 20,
+                last: None
             })
         );
         assert_eq!(generator.exit_wait(1_001, Unit::TenMs, 20), 2);
@@ -378,6 +381,7 @@ mod tests {
                     Err(Error::ClockBehind {
                         behind_ms,
                         max_lead_ms,
+                        ..
                     }) => {
                         assert!(behind_ms > max_lead_ms, "{spec}");
                         clock.advance(generator.last() - clock.now());

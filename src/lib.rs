@@ -3,15 +3,18 @@
 //!
 //! Pure logic, testable without a server: `layout` (the bits), `spec` (layouts from
 //! text, and the presets), `time` (epoch and
-//! timestamps), `generator` (the per-backend state machine), `error`. PostgreSQL glue:
-//! `clock`, `raise` (errors into PostgreSQL), `settings`, `backend` (the generator of this
-//! process), `slot_marks` and `sql` (the functions).
+//! timestamps), `generator` (the per-backend state machine), `error`, `mark_file` (the
+//! high-water mark on disk). PostgreSQL glue: `clock`, `raise` (errors into PostgreSQL),
+//! `settings`, `backend` (the generator of this process), `slot_marks` and `hwm` (shared
+//! memory, with preload) and `sql` (the functions).
 
 mod backend;
 mod clock;
 mod error;
 mod generator;
+mod hwm;
 mod layout;
+mod mark_file;
 mod raise;
 mod settings;
 mod slot_marks;
@@ -33,7 +36,8 @@ pub extern "C-unwind" fn _PG_init() {
     settings::register();
     // SAFETY: a flag PostgreSQL sets while it loads shared_preload_libraries.
     if unsafe { pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
-        slot_marks::request(backend::start_mark);
+        hwm::request();
+        slot_marks::request(hwm::life_start);
     }
 }
 

@@ -43,6 +43,8 @@ fn sqlstate(error: &Error) -> PgSqlErrorCode {
         Error::NullGene => ERRCODE_NULL_VALUE_NOT_ALLOWED,
         Error::SlotsDoNotFit { .. } => ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
         Error::InRecovery => ERRCODE_READ_ONLY_SQL_TRANSACTION,
+        Error::MarkFileUnreadable { .. } => ERRCODE_DATA_CORRUPTED,
+        Error::MarkFileUnwritable { .. } => ERRCODE_IO_ERROR,
         Error::NoGeneBits
         | Error::NoBackendSlot
         | Error::ClockBeforeEpoch

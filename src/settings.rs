@@ -6,7 +6,7 @@
 //! it is being preloaded; without preload they keep their defaults, and if the
 //! configuration sets them anyway every call says so instead of silently ignoring it.
 
-use crate::clock::unix_now_ms;
+use crate::clock::{unix_now_ms, SystemClock};
 use crate::error::Error;
 use crate::layout::{Field, Layout, MAX_SLOT_BITS};
 use crate::spec;
@@ -194,6 +194,28 @@ fn configured(name: &CStr) -> Option<String> {
 pub struct Fixed {
     pub layout: Layout,
     pub epoch: Epoch,
+}
+
+impl Fixed {
+    /// The wall clock in ticks of the layout since the epoch.
+    pub fn clock(&self) -> SystemClock {
+        SystemClock {
+            epoch_unix_ms: self.epoch.unix_ms(),
+            unit: self.layout.unit(),
+        }
+    }
+
+    /// The tick that a time in ms since 1970 falls in.
+    pub fn tick_of_unix_ms(&self, unix_ms: i64) -> i64 {
+        self.layout
+            .unit()
+            .ticks_of_ms(unix_ms - self.epoch.unix_ms())
+    }
+
+    /// The last ms since 1970 of tick `tick`.
+    pub fn unix_ms_of_tick_end(&self, tick: i64) -> i64 {
+        (tick + 1) * self.layout.unit().ms() - 1 + self.epoch.unix_ms()
+    }
 }
 
 thread_local! {

@@ -78,11 +78,14 @@ pub extern "C" fn pg_finfo_snowflake_next_gene() -> &'static pg_sys::Pg_finfo_re
 pub unsafe extern "C-unwind" fn snowflake_next_gene(
     fcinfo: pg_sys::FunctionCallInfo,
 ) -> pg_sys::Datum {
-    // SAFETY: PostgreSQL passes the one argument the SQL declaration gives.
-    match unsafe { pgrx::fcinfo::pg_getarg::<i64>(fcinfo, 0) } {
-        Some(key) => id_or_raise(backend::next_id_with_gene(key)),
-        None => id_or_raise(Err(Error::NullGene)),
+    // Read straight from the call: pgrx's accessor checks the pointer and the argument
+    // count on every call, which PostgreSQL's declaration of the function already fixes.
+    // SAFETY: PostgreSQL passes a valid fcinfo with the one argument the SQL declares.
+    let key = unsafe { *std::ptr::addr_of!((*fcinfo).args).cast::<pg_sys::NullableDatum>() };
+    if key.isnull {
+        return id_or_raise(Err(Error::NullGene));
     }
+    id_or_raise(backend::next_id_with_gene(key.value.value() as i64))
 }
 
 #[inline]

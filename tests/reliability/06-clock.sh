@@ -7,22 +7,6 @@
 set -euo pipefail
 # shellcheck source=tests/reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-faketime_lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
-[[ -f $faketime_lib ]] || fail "libfaketime is not installed (scripts/setup.sh installs it)"
-
-# Starts server NAME under libfaketime, its offset in $CLUSTERS_DIR/NAME.offset.
-start_faked() { # start_faked NAME PORT [settings...]
-  local name=$1 offset=$CLUSTERS_DIR/$1.offset
-  mkdir -p "$CLUSTERS_DIR"
-  echo +0 >"$offset" && chmod 644 "$offset"
-  # Autovacuum off: its workers would take backend slots between our own connections.
-  CLUSTER_ENV="LD_PRELOAD=$faketime_lib FAKETIME_TIMESTAMP_FILE=$offset FAKETIME_NO_CACHE=1" \
-    start "$@" autovacuum=off
-}
-# step NAME OFFSET: sets the clock of server NAME to real time + OFFSET seconds. The file
-# is replaced, never rewritten, so no backend ever reads half an offset.
-step() { echo "$2" >"$CLUSTERS_DIR/$1.offset.new" && mv -f "$CLUSTERS_DIR/$1.offset.new" "$CLUSTERS_DIR/$1.offset"; }
-
 live_backends() { # NAME: small steps back and forth under 4 busy backends
   local name=$1
   sql "$name" "CREATE TABLE live (LIKE minted INCLUDING ALL)"

@@ -34,6 +34,29 @@ start() {
 
 fail() { echo "FAIL $scenario: $*"; exit 1; }
 
+# --- Servers under a faked clock (libfaketime under the postmaster): every backend's clock
+# moves at once when the offset in the file $CLUSTERS_DIR/NAME.offset changes.
+faketime_lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
+
+# faked NAME COMMAND...: runs COMMAND (which starts server NAME) with the server's clock
+# faked, at the offset of the file, +0 when there is none yet.
+faked() {
+  local name=$1 offset=$CLUSTERS_DIR/$1.offset; shift
+  [[ -f $faketime_lib ]] || fail "libfaketime is not installed (scripts/setup.sh installs it)"
+  mkdir -p "$CLUSTERS_DIR"
+  [[ -f $offset ]] || { echo +0 >"$offset" && chmod 644 "$offset"; }
+  CLUSTER_ENV="LD_PRELOAD=$faketime_lib FAKETIME_TIMESTAMP_FILE=$offset FAKETIME_NO_CACHE=1" "$@"
+}
+# start_faked NAME PORT [settings...]: a fresh server with its clock at real time. Autovacuum
+# off: its workers would take backend slots between the scenario's own connections.
+start_faked() {
+  rm -f "$CLUSTERS_DIR/$1.offset"
+  faked "$1" start "$@" autovacuum=off
+}
+# step NAME OFFSET: sets the clock of server NAME to real time + OFFSET seconds. The file
+# is replaced, never rewritten, so no backend ever reads half an offset.
+step() { echo "$2" >"$CLUSTERS_DIR/$1.offset.new" && mv -f "$CLUSTERS_DIR/$1.offset.new" "$CLUSTERS_DIR/$1.offset"; }
+
 # figure TEXT: a result worth keeping, printed and added to the report.
 figure() {
   echo "  $*"

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# The durable high-water mark, with preload: after a clean restart with the clock set back
+# 10 s and 10 min, after a kill -9 of the postmaster right after a burst ran ahead, and
+# while the file of the mark cannot be written (a read-only directory, a full file
+# system), no id repeats and no id is below one minted earlier. A clock behind the mark
+# by more than snowflake.max_lead_ms gets a clean error naming the gap and the mark.
+set -euo pipefail
+# shellcheck source=tests/reliability/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+preload=(shared_preload_libraries=snowflake_pg autovacuum=off log_error_verbosity=verbose)
+# The error of a clock behind the mark, as psql prints it verbosely.
+behind='ERROR:  55000: the system clock is ([0-9]+) ms behind the last snowflake id of this backend slot \(([^)]*)\)'
+
+# minted_after NAME BEFORE: every id in minted is distinct and the ids past the first
+# BEFORE rows (in insertion order) are all greater than every id of those.
+minted_after() {
+  local rows below
+  rows=$(check_distinct "$1" minted)
+  below=$(sql "$1" "SELECT count(*) FROM minted WHERE n > $2
+    AND id <= (SELECT max(id) FROM minted WHERE n <= $2)")
+  [[ $below == 0 ]] || fail "$1: $below ids minted later are not above every id minted before"
+  echo "$rows"
+}
+
+# --- A clean restart with the clock set back -------------------------------------------
+set_back() { # SECONDS: mint, stop cleanly, start with the clock SECONDS behind
+  local seconds=$1 name=hwm-back$version port=$((port_base + 21)) before out gap mark
+  start_faked "$name" "$port" "${preload[@]:0:1}"
+  sql "$name" "CREATE EXTENSION snowflake_pg; $minted_table; INSERT INTO minted SELECT FROM generate_series(1, 100000)"
+  before=100000
+  cluster_stop "$name"
+  step "$name" "-$seconds"
+  faked "$name" cluster_launch "$name" "$port" "${preload[@]}"
+  # Every call while the clock is behind is refused, in a new session or an old one.
+  out=$(cluster_psql "$name" -qAt -v ON_ERROR_STOP=0 -v VERBOSITY=verbose 2>&1 <<'SQL'
+INSERT INTO minted DEFAULT VALUES;
+INSERT INTO minted DEFAULT VALUES;
+SQL
+  )
+  [[ $(grep -cE "$behind" <<<"$out") == 2 ]] || fail "set back $seconds s: expected 2 clean refusals: $out"
+  [[ $out =~ $behind ]] && gap=${BASH_REMATCH[1]} mark=${BASH_REMATCH[2]}
+  # The set-back, less the time the restart took, plus up to the lead of the last ids.
+  ((gap >= seconds * 1000 - 2000 && gap <= seconds * 1000 + 1000)) || fail "set back $seconds s: a gap of $gap ms"
+  [[ $(sql "$name" "SELECT count(*) FROM minted") == "$before" ]] || fail "set back $seconds s: an id was minted"
+  # Back on time, ids go on above the old ones.
+  step "$name" +0
+  sql "$name" "INSERT INTO minted SELECT FROM generate_series(1, 10000)"
+  rows=$(minted_after "$name" "$before")
+  check_log "$name"
+  cluster_stop "$name"
+  figure "clean restart with the clock set back $seconds s: refused with 55000, the clock $gap ms" \
+    "behind the mark ($mark); back on time, $((rows - before)) more ids, all above the $before before"
+}
+set_back 10
+set_back 600
+
+# --- kill -9 of the postmaster right after a burst ran ahead ----------------------------
+name=hwm-kill$version port=$((port_base + 22))
+start "$name" "$port" "${preload[@]}"
+sql "$name" "CREATE EXTENSION snowflake_pg; $minted_table"
+lead=$(sql "$name" "WITH burst AS (INSERT INTO minted (id) SELECT id FROM (SELECT snowflake_next() AS id
+    FROM generate_series(1, 3000000)) s ORDER BY id DESC LIMIT 1000 RETURNING id)
+  SELECT ceil(extract(epoch FROM (snowflake_parse(max(id))).ts - clock_timestamp()) * 1000)::bigint FROM burst")
+before=$(sql "$name" "SELECT count(*) FROM minted")
+postmaster=$(head -1 "$CLUSTERS_DIR/$name/data/postmaster.pid")
+kill -9 "$postmaster"
+killed_at=$SECONDS
+# Its backends end when they notice; until then the old shared memory is in use.
+until cluster_launch "$name" "$port" "${preload[@]}" >/dev/null 2>&1; do
+  ((SECONDS - killed_at < 30)) || fail "the server did not start again after its postmaster was killed"
+  sleep 0.2
+done
+sql "$name" "INSERT INTO minted SELECT FROM generate_series(1, 100000)"
+rows=$(minted_after "$name" "$before")
+check_log "$name"
+figure "kill -9 of the postmaster right after a burst ended $lead ms ahead of the clock: restarted" \
+  "in $((SECONDS - killed_at)) s, $((rows - before)) ids after, all above the $before before; 0 duplicates"
+
+# --- The mark cannot be written --------------------------------------------------------
+marks=$CLUSTERS_DIR/$name/data/pg_snowflake
+# unwritable HOW UNDO REASON: with the directory of the mark made unwritable by the command
+# HOW, no id is minted once the reservation is used up, with a clean error saying REASON;
+# once UNDO has made it writable again, ids go on above the old ones. Every call is a new
+# backend, like a pool's fresh connection. Sets minted and refused: the calls of each kind.
+unwritable() {
+  local how=$1 undo=$2 before out
+  minted=0 refused=0
+  before=$(sql "$name" "SELECT count(*) FROM minted")
+  eval "$how"
+  for _ in $(seq 30); do # 3 s: the reservation reaches 1 s ahead at most
+    if out=$(sql "$name" "INSERT INTO minted DEFAULT VALUES" -v VERBOSITY=verbose 2>&1); then
+      minted=$((minted + 1))
+    else
+      grep -qE "ERROR:  58030: could not move the snowflake_pg high-water mark ahead in \"pg_snowflake/high_water_mark\": $3" <<<"$out" ||
+        { eval "$undo"; fail "$how: unexpected error: $out"; }
+      refused=$((refused + 1))
+    fi
+    sleep 0.1
+  done
+  eval "$undo"
+  ((refused > 0)) || fail "$how: no call was refused in 3 s"
+  [[ $out == *ERROR* ]] || fail "$how: the last call, 3 s on, was not refused"
+  sql "$name" "INSERT INTO minted SELECT FROM generate_series(1, 1000)"
+  rows=$(minted_after "$name" "$before")
+}
+unwritable "chmod 500 $marks" "chmod 700 $marks" 'Permission denied'
+
+figure "mark directory read-only: $minted calls minted within the reservation, then $refused" \
+  "refused (58030, Permission denied); writable again, ids go on above the old ones"
+# A full file system: a small one over the directory, filled up.
+cp -a "$marks" "$marks.saved"
+if mount -t tmpfs -o "size=16k,mode=700,uid=$(id -u postgres),gid=$(id -g postgres)" tmpfs "$marks" 2>/dev/null; then
+  cp -a "$marks.saved/." "$marks/"
+  unwritable "dd if=/dev/zero of=$marks/filler bs=1k 2>/dev/null || true" "rm -f $marks/filler" \
+    'No space left on device'
+  cp -a "$marks/." "$marks.saved/" && umount "$marks" && cp -a "$marks.saved/." "$marks/"
+  figure "mark file system full: $minted calls minted within the reservation, then $refused" \
+    "refused (58030, No space left on device); with room again, ids go on above the old ones"
+else
+  figure "mark file system full: SKIPPED, this machine does not let the test mount a small file system"
+fi
+rm -rf "$marks.saved"
+check_log "$name"
