@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A storm of reconnections right after a start, and right after a crash restart, on a
+# A storm of reconnections right after a start, a clean restart and a crash restart, on a
 # server that preloads the library. Every slot mark starts snowflake.max_lead_ms ahead of
 # the clock, so each backend of the first second mints ahead of it. Had backends still
 # waited at exit for the clock to reach their last id, each would hold its slot for up to
@@ -30,6 +30,9 @@ storm() { # LABEL: $clients clients, a new connection for every transaction, at 
 }
 
 storm "right after a start"
+cluster_stop "$name"
+cluster_launch "$name" "$port" log_error_verbosity=verbose shared_preload_libraries=snowflake_pg restart_after_crash=on
+storm "right after a clean restart"
 sql "$name" "DO \$\$ BEGIN EXECUTE format('COPY (SELECT) TO PROGRAM %L',
   'kill -9 ' || pg_backend_pid()); END \$\$" >/dev/null 2>&1 && fail "the backend survived SIGKILL"
 until sql "$name" "SELECT" >/dev/null 2>&1; do sleep 0.01; done
@@ -37,4 +40,4 @@ grep -q "terminated by signal 9" "$CLUSTERS_DIR/$name/server.log" || fail "no cr
 storm "right after a crash restart"
 rows=$(check_distinct "$name" minted)
 check_log "$name"
-figure "$rows ids over both storms, 0 duplicates"
+figure "$rows ids over the three storms, 0 duplicates"
