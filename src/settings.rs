@@ -2,9 +2,10 @@
 //! the extension reads.
 //!
 //! `snowflake.layout`, `snowflake.node_bits` and `snowflake.epoch` decide what every id
-//! means, so they may only change with a server restart. PostgreSQL lets a library define such settings only while
-//! it is being preloaded; without preload they keep their defaults, and if the
-//! configuration sets them anyway every call says so instead of silently ignoring it.
+//! means, so they may only change with a server restart. PostgreSQL lets a library define
+//! such settings only while it is being preloaded; without preload they keep their
+//! defaults, and if the configuration sets them anyway every call says so instead of
+//! silently ignoring it.
 
 use crate::clock::{unix_now_ms, SystemClock};
 use crate::error::Error;
