@@ -40,7 +40,7 @@ unsafe impl PGRXSharedMemory for Reservation {}
 
 static RESERVATION: PgAtomic<Reservation> =
     unsafe { PgAtomic::new(c"snowflake_pg high-water mark") };
-/// Set in the postmaster while preloading; backends inherit it.
+/// Set in the postmaster when the reservation is made in shared memory; backends inherit it.
 static KEPT: AtomicBool = AtomicBool::new(false);
 /// What a backend checks its ticks against without preload: nothing to renew, ever.
 static NEVER: AtomicI64 = AtomicI64::new(i64::MAX);
@@ -53,6 +53,8 @@ pub fn request() {
     pg_shmem_init!(
         RESERVATION = {
             let start = life_start();
+            // Set once the reservation exists: a start that fails before leaves it unused.
+            KEPT.store(true, Ordering::Relaxed);
             Reservation {
                 renew_after: AtomicI64::new(start),
                 reserved: AtomicI64::new(start),
@@ -60,7 +62,6 @@ pub fn request() {
             }
         }
     );
-    KEPT.store(true, Ordering::Relaxed);
     // SAFETY: registers a plain function, run when the postmaster exits.
     unsafe { pg_sys::before_shmem_exit(Some(record_clean_stop), pg_sys::Datum::from(0)) };
 }

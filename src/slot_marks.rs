@@ -19,7 +19,7 @@ pub struct SlotMarks([AtomicI64; 1 << MAX_SLOT_BITS]);
 unsafe impl PGRXSharedMemory for SlotMarks {}
 
 static MARKS: PgAtomic<SlotMarks> = unsafe { PgAtomic::new(c"snowflake_pg slot marks") };
-/// Set in the postmaster while preloading; backends inherit it.
+/// Set in the postmaster when the marks are made in shared memory; backends inherit it.
 static IN_USE: AtomicBool = AtomicBool::new(false);
 /// What every mark starts at, asked each time shared memory is (re)initialised: it must
 /// lie after any id of the previous server life.
@@ -33,10 +33,11 @@ pub fn request(start_mark: fn() -> i64) {
     pg_shmem_init!(
         MARKS = {
             let start = START_MARK.get().map_or(0, |start_mark| start_mark());
+            // Set once the marks exist: a start that fails before leaves them unused.
+            IN_USE.store(true, Ordering::Relaxed);
             SlotMarks(std::array::from_fn(|_| AtomicI64::new(start)))
         }
     );
-    IN_USE.store(true, Ordering::Relaxed);
 }
 /// What a slot's mark holds while a backend holding the slot mints: not yet recorded.
 const CLAIMED: i64 = i64::MAX;

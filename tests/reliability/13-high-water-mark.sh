@@ -2,7 +2,8 @@
 # The durable high-water mark, with preload: after a clean restart with the clock set back
 # 10 s and 10 min, after a kill -9 of the postmaster right after a burst ran ahead, and
 # while the file of the mark cannot be written (a read-only directory, a full file
-# system), no id repeats and no id is below one minted earlier. A clock behind the mark
+# system), no id repeats and no id is below one minted earlier; a file that holds no mark
+# keeps the server from starting. A clock behind the mark
 # by more than snowflake.max_lead_ms gets a clean error naming the gap and the mark.
 set -euo pipefail
 # shellcheck source=tests/reliability/common.sh
@@ -120,4 +121,17 @@ else
   figure "mark file system full: SKIPPED, this machine does not let the test mount a small file system"
 fi
 rm -rf "$marks.saved"
+
+# --- A mark file that does not hold a mark: the server does not start ---------------------
+cluster_stop "$name"
+cp -p "$marks/high_water_mark" "$marks/high_water_mark.saved"
+echo "not a time" >"$marks/high_water_mark"
+cluster_launch "$name" "$port" "${preload[@]}" >/dev/null 2>&1 && fail "the server started with a corrupt mark file"
+grep -q 'could not read the snowflake_pg high-water mark from "pg_snowflake/high_water_mark": it does not hold one time' \
+  "$CLUSTERS_DIR/$name/server.log" || fail "the log does not say why the server did not start"
+mv -f "$marks/high_water_mark.saved" "$marks/high_water_mark"
+cluster_launch "$name" "$port" "${preload[@]}"
+sql "$name" "INSERT INTO minted SELECT FROM generate_series(1, 1000)"
+figure "a mark file that holds no time: the server does not start, and its log says why;" \
+  "restored, it starts and mints"
 check_log "$name"
