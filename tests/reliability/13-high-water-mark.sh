@@ -12,15 +12,19 @@ preload=(shared_preload_libraries=snowflake_pg autovacuum=off log_error_verbosit
 # The error of a clock behind the mark, as psql prints it verbosely.
 behind='ERROR:  55000: the system clock is ([0-9]+) ms behind the last snowflake id of this backend slot \(([^)]*)\)'
 
-# minted_after NAME BEFORE: every id in minted is distinct and the ids past the first
-# BEFORE rows (in insertion order) are all greater than every id of those.
+# last_n NAME: the insertion number (minted.n) of the last row so far.
+last_n() { sql "$1" "SELECT coalesce(max(n), 0) FROM minted"; }
+
+# minted_after NAME LAST_N: every id in minted is distinct, and the rows inserted after
+# row LAST_N (by minted.n, a sequence) all hold ids above every id of the rows up to it.
+# Only across a restart can this be asked: within a server life a backend that ran ahead
+# of the clock holds ids above those a new backend mints after it.
 minted_after() {
   local rows below
-  rows=$(check_distinct "$1" minted)
+  rows=$(check_distinct "$1" minted) || fail "$rows"
   below=$(sql "$1" "SELECT count(*) FROM minted WHERE n > $2
     AND id <= (SELECT max(id) FROM minted WHERE n <= $2)")
-  [[ $below == 0 ]] || fail "$1: $below ids minted later are not above every id minted before"
-  echo "$rows"
+  [[ $below == 0 ]] || fail "$1: $below ids minted after the restart are not above every id minted before"
 }
 
 # --- A clean restart with the clock set back -------------------------------------------
@@ -28,7 +32,7 @@ set_back() { # SECONDS: mint, stop cleanly, start with the clock SECONDS behind
   local seconds=$1 name=hwm-back$version port=$((port_base + 21)) before out gap mark
   start_faked "$name" "$port" "${preload[@]:0:1}"
   sql "$name" "CREATE EXTENSION snowflake_pg; $minted_table; INSERT INTO minted SELECT FROM generate_series(1, 100000)"
-  before=100000
+  before=$(last_n "$name")
   cluster_stop "$name"
   step "$name" "-$seconds"
   faked "$name" cluster_launch "$name" "$port" "${preload[@]}"
@@ -42,15 +46,15 @@ SQL
   [[ $out =~ $behind ]] && gap=${BASH_REMATCH[1]} mark=${BASH_REMATCH[2]}
   # The set-back, less the time the restart took, plus up to the lead of the last ids.
   ((gap >= seconds * 1000 - 2000 && gap <= seconds * 1000 + 1000)) || fail "set back $seconds s: a gap of $gap ms"
-  [[ $(sql "$name" "SELECT count(*) FROM minted") == "$before" ]] || fail "set back $seconds s: an id was minted"
+  [[ $(last_n "$name") == "$before" ]] || fail "set back $seconds s: an id was minted"
   # Back on time, ids go on above the old ones.
   step "$name" +0
   sql "$name" "INSERT INTO minted SELECT FROM generate_series(1, 10000)"
-  rows=$(minted_after "$name" "$before")
+  minted_after "$name" "$before"
   check_log "$name"
   cluster_stop "$name"
   figure "clean restart with the clock set back $seconds s: refused with 55000, the clock $gap ms" \
-    "behind the mark ($mark); back on time, $((rows - before)) more ids, all above the $before before"
+    "behind the mark ($mark); back on time, 10000 more ids, all above the $before before"
 }
 set_back 10
 set_back 600
@@ -62,7 +66,7 @@ sql "$name" "CREATE EXTENSION snowflake_pg; $minted_table"
 lead=$(sql "$name" "WITH burst AS (INSERT INTO minted (id) SELECT id FROM (SELECT snowflake_next() AS id
     FROM generate_series(1, 3000000)) s ORDER BY id DESC LIMIT 1000 RETURNING id)
   SELECT ceil(extract(epoch FROM (snowflake_parse(max(id))).ts - clock_timestamp()) * 1000)::bigint FROM burst")
-before=$(sql "$name" "SELECT count(*) FROM minted")
+before=$(last_n "$name")
 postmaster=$(head -1 "$CLUSTERS_DIR/$name/data/postmaster.pid")
 kill -9 "$postmaster"
 killed_at=$SECONDS
@@ -72,17 +76,18 @@ until cluster_launch "$name" "$port" "${preload[@]}" >/dev/null 2>&1; do
   sleep 0.2
 done
 sql "$name" "INSERT INTO minted SELECT FROM generate_series(1, 100000)"
-rows=$(minted_after "$name" "$before")
+minted_after "$name" "$before"
 check_log "$name"
 figure "kill -9 of the postmaster right after a burst ended $lead ms ahead of the clock: restarted" \
-  "in $((SECONDS - killed_at)) s, $((rows - before)) ids after, all above the $before before; 0 duplicates"
+  "in $((SECONDS - killed_at)) s, 100000 ids after, all above the $before before; 0 duplicates"
 
 # --- The mark cannot be written --------------------------------------------------------
 marks=$CLUSTERS_DIR/$name/data/pg_snowflake
 # unwritable HOW UNDO REASON: with the directory of the mark made unwritable by the command
 # HOW, no id is minted once the reservation is used up, with a clean error saying REASON;
-# once UNDO has made it writable again, ids go on above the old ones. Every call is a new
-# backend, like a pool's fresh connection. Sets minted and refused: the calls of each kind.
+# once UNDO has made it writable again, ids are minted again, all distinct. Every call is a
+# new backend, like a pool's fresh connection. Sets minted and refused: the calls of each
+# kind.
 unwritable() {
   local how=$1 undo=$2 before out
   minted=0 refused=0
@@ -101,13 +106,16 @@ unwritable() {
   eval "$undo"
   ((refused > 0)) || fail "$how: no call was refused in 3 s"
   [[ $out == *ERROR* ]] || fail "$how: the last call, 3 s on, was not refused"
+  [[ $(sql "$name" "SELECT count(*) FROM minted") == $((before + minted)) ]] ||
+    fail "$how: a refused call left a row"
   sql "$name" "INSERT INTO minted SELECT FROM generate_series(1, 1000)"
-  rows=$(minted_after "$name" "$before")
+  local rows
+  rows=$(check_distinct "$name" minted) || fail "$rows"
 }
 unwritable "chmod 500 $marks" "chmod 700 $marks" 'Permission denied'
 
 figure "mark directory read-only: $minted calls minted within the reservation, then $refused" \
-  "refused (58030, Permission denied); writable again, ids go on above the old ones"
+  "refused (58030, Permission denied); writable again, ids are minted again; 0 duplicates"
 # A full file system: a small one over the directory, filled up.
 cp -a "$marks" "$marks.saved"
 if mount -t tmpfs -o "size=16k,mode=700,uid=$(id -u postgres),gid=$(id -g postgres)" tmpfs "$marks" 2>/dev/null; then
@@ -116,7 +124,7 @@ if mount -t tmpfs -o "size=16k,mode=700,uid=$(id -u postgres),gid=$(id -g postgr
     'No space left on device'
   cp -a "$marks/." "$marks.saved/" && umount "$marks" && cp -a "$marks.saved/." "$marks/"
   figure "mark file system full: $minted calls minted within the reservation, then $refused" \
-    "refused (58030, No space left on device); with room again, ids go on above the old ones"
+    "refused (58030, No space left on device); with room again, ids are minted again; 0 duplicates"
 else
   figure "mark file system full: SKIPPED, this machine does not let the test mount a small file system"
 fi
