@@ -32,7 +32,8 @@ start() {
   cluster_start "$name" "$version" "$port" log_error_verbosity=verbose "${layout[@]}" "$@"
 }
 
-fail() { echo "FAIL $scenario: $*"; exit 1; }
+# fail TEXT: the check failed. To stderr, so that a failure inside $(...) is not swallowed.
+fail() { echo "FAIL $scenario: $*" >&2; exit 1; }
 
 # --- Servers under a faked clock (libfaketime under the postmaster): every backend's clock
 # moves at once when the offset in the file $CLUSTERS_DIR/NAME.offset changes.
