@@ -30,7 +30,12 @@ as_pg() {
 
 # Builds the extension in release mode and installs it into PostgreSQL $1. Each file is
 # renamed into place, never rewritten, so a running server keeps the library it loaded.
+# One install at a time per machine: they share the staging directory and the targets.
 install_extension() {
+  (flock 9 && install_extension_now "$1") 9>"${TMPDIR:-/tmp}/snowflake_pg-install.lock"
+}
+
+install_extension_now() {
   local pg_config stage log
   pg_config=$(pg_config_of "$1")
   stage=$SNOWFLAKE_PG_ROOT/target/package-pg$1
