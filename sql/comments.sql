@@ -16,3 +16,7 @@ COMMENT ON FUNCTION snowflake_layout() IS
     'The server''s layout, as a spec that snowflake_parse(id, layout) reads.';
 COMMENT ON TYPE snowflake_parts IS
     'The parts of a snowflake id, as returned by snowflake_parse().';
+COMMENT ON FUNCTION snowflake_encode(bigint, text) IS
+    'An id as fixed-width text that sorts as the id does under COLLATE "C": base32 (Crockford''s, 13 characters, the default) or base62 (11 characters).';
+COMMENT ON FUNCTION snowflake_decode(text, text) IS
+    'The id of a text from snowflake_encode, in base32 (the default; either case, I and L read as 1, O as 0) or base62.';

@@ -1,16 +1,19 @@
 //! The generator of this backend process: made at its first `snowflake_next()`, owned by
-//! the process alone (no lock), and waited out at exit before the slot is given back.
+//! the process alone (no lock), and waited out at exit before the slot is given back. Its
+//! node id is settled there too (resolved, checked, claimed) and again whenever what
+//! decides it changes.
 
+use crate::claims::{self, Claimed};
 use crate::clock::SystemClock;
 use crate::error::Error;
 use crate::generator::{Clock, Generator};
 use crate::layout::Minter;
 use crate::settings::{self, Fixed};
 use crate::time::format_unix_ms;
-use crate::{hwm, slot_marks};
+use crate::{hwm, node, slot_marks};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use std::cell::UnsafeCell;
+use std::cell::{Cell, UnsafeCell};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -24,9 +27,13 @@ struct Backend {
     /// Past this tick, the server's high-water mark must move ahead first (`hwm`).
     renew_after: &'static AtomicI64,
     slot: i64,
-    /// The node id `minter` was made with; `snowflake.node_id` may change at any time.
-    node_id: i64,
+    /// What decided the node id `minter` was made with (`settings::node_choice`), which
+    /// may change at any time; `UNSETTLED` when the claim must be made again.
+    node_choice: i64,
 }
+
+/// A node choice no setting gives: the next call settles the node id again.
+const UNSETTLED: i64 = i64::MIN;
 
 /// This process's generator. A plain static rather than a thread-local, which in a loaded
 /// library costs a `__tls_get_addr` call per access; updated in place, with no borrow flag
@@ -85,8 +92,8 @@ impl Backend {
         // SAFETY: set by the postmaster before any backend runs SQL.
         let slots = unsafe { pg_sys::MaxBackends } as i64;
         layout.check_slots(slots.max(slot + 1))?;
-        let node_id = settings::node_id();
-        layout.check_node_id(node_id)?;
+        let node_choice = settings::node_choice();
+        let node_id = settle(node_choice, &fixed)?;
         let clock = fixed.clock();
         // Read the clock only now that this process holds its slot: its first id then
         // falls after every id of the slot's previous holder, which waited at exit. With
@@ -110,7 +117,7 @@ impl Backend {
             minter: layout.minter(layout.worker_bits(node_id, slot)),
             renew_after: hwm::renew_after(),
             slot,
-            node_id,
+            node_choice,
         })
     }
 
@@ -118,13 +125,9 @@ impl Backend {
     /// within the server's high-water mark.
     #[inline(always)]
     fn next(&mut self) -> Result<(i64, u32), Error> {
-        let node_id = settings::node_id();
-        if node_id != self.node_id {
-            self.fixed.layout.check_node_id(node_id)?;
-            self.node_id = node_id;
-            self.minter = self
-                .minter
-                .with_worker_bits(self.fixed.layout.worker_bits(node_id, self.slot));
+        let node_choice = settings::node_choice();
+        if node_choice != self.node_choice {
+            self.settle_again(node_choice)?;
         }
         let pair = self
             .generator
@@ -134,6 +137,19 @@ impl Backend {
             hwm::renew(pair.0, &self.fixed)?;
         }
         Ok(pair)
+    }
+
+    #[cold]
+    fn settle_again(&mut self, node_choice: i64) -> Result<(), Error> {
+        let fixed = self.fixed;
+        // SAFETY: we are at the boundary with PostgreSQL's C code, holding nothing to drop.
+        let node_id =
+            unsafe { pg_sys::panic::pgrx_extern_c_guard(|| settle(node_choice, &fixed)) }?;
+        self.node_choice = node_choice;
+        self.minter = self
+            .minter
+            .with_worker_bits(self.fixed.layout.worker_bits(node_id, self.slot));
+        Ok(())
     }
 
     /// The error, with the time of this backend's last id when it is about the clock.
@@ -153,6 +169,76 @@ impl Backend {
             },
             other => other,
         }
+    }
+}
+
+/// The node id for `node_choice`, resolved, checked against the layout and claimed. A claim
+/// this transaction wrote holds only if it commits: until then the backend watches it.
+fn settle(node_choice: i64, fixed: &Fixed) -> Result<i64, Error> {
+    let node_id = node::resolve(node_choice, &fixed.layout)?;
+    match claims::claim(node_id, fixed)? {
+        Claimed::Pending(key) => watch_claim(key),
+        // Checked, but not claimed: settled for this backend all the same, as a backend
+        // that only reads cannot claim; the next backend that writes does.
+        Claimed::Held | Claimed::Unclaimed => {}
+    }
+    Ok(node_id)
+}
+
+thread_local! {
+    /// The claim this transaction wrote, until it ends.
+    static PENDING_CLAIM: Cell<Option<claims::Key>> = const { Cell::new(None) };
+    static WATCHING: Cell<bool> = const { Cell::new(false) };
+}
+
+fn watch_claim(key: claims::Key) {
+    PENDING_CLAIM.set(Some(key));
+    if !WATCHING.replace(true) {
+        // SAFETY: registers plain functions, called at transaction and subtransaction ends.
+        unsafe {
+            pg_sys::RegisterXactCallback(Some(on_xact_end), std::ptr::null_mut());
+            pg_sys::RegisterSubXactCallback(Some(on_subxact_end), std::ptr::null_mut());
+        }
+    }
+}
+
+/// A pending claim committed is remembered; rolled back (or prepared, its fate unknown),
+/// the backend settles its node id again at its next call.
+#[pg_guard]
+unsafe extern "C-unwind" fn on_xact_end(
+    event: pg_sys::XactEvent::Type,
+    _arg: *mut std::ffi::c_void,
+) {
+    use pg_sys::XactEvent::*;
+    let Some(key) = PENDING_CLAIM.get() else {
+        return;
+    };
+    match event {
+        XACT_EVENT_COMMIT | XACT_EVENT_PARALLEL_COMMIT => claims::remember(key),
+        XACT_EVENT_ABORT | XACT_EVENT_PARALLEL_ABORT | XACT_EVENT_PREPARE => unsettle(),
+        _ => return,
+    }
+    PENDING_CLAIM.set(None);
+}
+
+/// A subtransaction rolled back may have taken the claim with it.
+#[pg_guard]
+unsafe extern "C-unwind" fn on_subxact_end(
+    event: pg_sys::SubXactEvent::Type,
+    _mine: pg_sys::SubTransactionId,
+    _parent: pg_sys::SubTransactionId,
+    _arg: *mut std::ffi::c_void,
+) {
+    if event == pg_sys::SubXactEvent::SUBXACT_EVENT_ABORT_SUB && PENDING_CLAIM.get().is_some() {
+        unsettle();
+        PENDING_CLAIM.set(None);
+    }
+}
+
+fn unsettle() {
+    // SAFETY: runs at a transaction's end, outside any call of `next_id`.
+    if let Some(backend) = unsafe { &mut *BACKEND.0.get() } {
+        backend.node_choice = UNSETTLED;
     }
 }
 

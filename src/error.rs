@@ -3,6 +3,8 @@
 //! Kept free of PostgreSQL so the pure modules can return these and the unit tests can
 //! check them; `raise.rs` gives each its SQLSTATE and reports it.
 
+use crate::text_form::{self, Form};
+
 /// Which setting gave the server's layout its node bits: messages name the one to change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NodeBitsFrom {
@@ -10,6 +12,26 @@ pub enum NodeBitsFrom {
     NodeBits,
     /// `snowflake.layout`, or a layout given to a function.
     Layout,
+}
+
+/// A row of `snowflake_nodes`: a node id claimed by a server, as messages tell it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    pub node_id: i64,
+    pub system_identifier: i64,
+    pub server: String,
+    pub layout: String,
+    pub epoch: String,
+    pub claimed_at: String,
+}
+
+/// A claim standing in the way of this server's, and what this server mints with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimConflict {
+    pub claim: Claim,
+    pub own_system_identifier: i64,
+    pub own_layout: String,
+    pub own_epoch: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +68,26 @@ pub enum Error {
         value: i64,
         max: i64,
     },
+    /// Text given to `snowflake_decode` that is not as long as its form's ids.
+    TextFormLength {
+        form: Form,
+        text: String,
+        length: usize,
+    },
+    /// A character outside the form's digits, at its position (from 1) in the text.
+    TextFormCharacter {
+        form: Form,
+        text: String,
+        character: char,
+        position: usize,
+    },
+    /// Text that writes a number past the largest id, `i64::MAX`.
+    TextFormOutOfRange {
+        form: Form,
+        text: String,
+    },
+    /// A text form other than base32 and base62.
+    UnknownTextForm(String),
     /// `snowflake.node_bits` outside 0 to 10.
     NodeBitsOutOfRange(i64),
     NodeIdOutOfRange {
@@ -110,6 +152,27 @@ pub enum Error {
         name: &'static str,
         value: String,
     },
+    /// `snowflake.node_source = citus` in a database without Citus.
+    NoCitus,
+    /// This node's Citus group id does not fit the layout's node bits.
+    GroupIdOutOfRange {
+        group_id: i64,
+        node_bits: u32,
+    },
+    /// Another server holds the node id in `snowflake_nodes`. Boxed, like the next, to
+    /// keep every `Result` of the hot path small.
+    NodeClaimed(Box<ClaimConflict>),
+    /// A server of the same id space mints with another layout or epoch.
+    ClaimDisagrees(Box<ClaimConflict>),
+}
+
+/// A character as a message shows it: quoted, or by its code point if it does not print.
+fn shown(character: char) -> String {
+    if character.is_control() {
+        format!("U+{:04X}", u32::from(character))
+    } else {
+        format!("\"{character}\"")
+    }
 }
 
 /// How to write a layout, for the detail of every layout error.
@@ -139,6 +202,26 @@ impl Error {
             Error::FieldOutOfRange { field, value, max } => {
                 format!("{field} {value} does not fit the layout: it goes from 0 to {max}")
             }
+            Error::TextFormLength { form, text, length } => format!(
+                "invalid {} snowflake id \"{text}\": it has {length} characters, not {}",
+                form.name(),
+                form.width()
+            ),
+            Error::TextFormCharacter {
+                form,
+                text,
+                character,
+                position,
+            } => format!(
+                "invalid {} snowflake id \"{text}\": {} at position {position} is not a {} digit",
+                form.name(),
+                shown(*character),
+                form.name()
+            ),
+            Error::TextFormOutOfRange { form, text } => {
+                format!("{} snowflake id \"{text}\" is out of range", form.name())
+            }
+            Error::UnknownTextForm(name) => format!("unknown text form \"{name}\""),
             Error::NodeBitsOutOfRange(node_bits) => {
                 format!("snowflake.node_bits = {node_bits} is out of range")
             }
@@ -214,6 +297,23 @@ impl Error {
             Error::NeedsPreload { name, value } => format!(
                 "{name} = \"{value}\" is set, but snowflake_pg is not in shared_preload_libraries"
             ),
+            Error::NoCitus => {
+                "snowflake.node_source is citus, but Citus is not installed in this database".into()
+            }
+            Error::GroupIdOutOfRange {
+                group_id,
+                node_bits,
+            } => format!(
+                "this node's Citus group id {group_id} does not fit in the {node_bits} node bits of the layout"
+            ),
+            Error::NodeClaimed(conflict) => format!(
+                "node id {} is claimed by another server",
+                conflict.claim.node_id
+            ),
+            Error::ClaimDisagrees(conflict) => format!(
+                "this server's layout or epoch differs from that of node {}",
+                conflict.claim.node_id
+            ),
         }
     }
 
@@ -230,6 +330,18 @@ impl Error {
                 "The uid fills the {bits} low bits of the id: it must be between 0 and {}.",
                 (1i64 << bits) - 1
             )),
+            Error::TextFormLength { form, .. } | Error::TextFormCharacter { form, .. } => {
+                Some(form.syntax())
+            }
+            Error::TextFormOutOfRange { form, .. } => Some(format!(
+                "The largest {} snowflake id is {}: {}.",
+                form.name(),
+                text_form::largest(*form),
+                i64::MAX
+            )),
+            Error::UnknownTextForm(_) => Some(
+                "The text forms are base32 (Crockford's, 13 characters) and base62 (11 characters).".into(),
+            ),
             Error::NodeBitsOutOfRange(_) => Some(format!(
                 "It goes from 0 to {}: how many of the worker bits name the node rather than the backend slot.",
                 crate::layout::WORKER_BITS
@@ -256,6 +368,26 @@ impl Error {
             Error::InvalidEpoch { .. } => Some(
                 "Write a time from 1970 on as an ISO 8601 date or time, such as '2020-01-01' or '2020-01-01 00:00:00+00'.".into(),
             ),
+            Error::GroupIdOutOfRange { node_bits, .. } => Some(format!(
+                "With {node_bits} node bits, node ids go from 0 to {}.",
+                (1i64 << node_bits) - 1
+            )),
+            Error::NodeClaimed(conflict) => Some(format!(
+                "Server \"{}\" (system identifier {}) claimed it in snowflake_nodes at {}. This server's system identifier is {}.",
+                conflict.claim.server,
+                conflict.claim.system_identifier,
+                conflict.claim.claimed_at,
+                conflict.own_system_identifier
+            )),
+            Error::ClaimDisagrees(conflict) => Some(format!(
+                "Server \"{}\" (system identifier {}) mints with layout '{}' and epoch {}; this server with layout '{}' and epoch {}.",
+                conflict.claim.server,
+                conflict.claim.system_identifier,
+                conflict.claim.layout,
+                conflict.claim.epoch,
+                conflict.own_layout,
+                conflict.own_epoch
+            )),
             _ => None,
         }
     }
@@ -307,6 +439,19 @@ impl Error {
             Error::NeedsPreload { name, .. } => Some(format!(
                 "{name} only takes effect at server start: add snowflake_pg to shared_preload_libraries and restart, or remove the setting."
             )),
+            Error::NoCitus => Some(
+                "Create the citus extension in this database, or set snowflake.node_source = setting and give each server its snowflake.node_id.".into(),
+            ),
+            Error::GroupIdOutOfRange { .. } => Some(
+                "Give snowflake.layout more node bits (needs a restart), or set snowflake.node_source = setting and give this server a snowflake.node_id in range.".into(),
+            ),
+            Error::NodeClaimed(conflict) => Some(format!(
+                "Give this server a node id no other server holds (snowflake.node_id). If that server is retired for good, free its claim with SELECT snowflake_release_node({}).",
+                conflict.claim.node_id
+            )),
+            Error::ClaimDisagrees(_) => Some(
+                "Every server sharing an id space must mint with the same snowflake.layout and snowflake.epoch.".into(),
+            ),
             _ => None,
         }
     }

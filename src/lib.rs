@@ -4,17 +4,19 @@
 //! Pure logic, testable without a server: `layout` (the bits), `spec` (layouts from
 //! text, and the presets), `time` (epoch and
 //! timestamps), `generator` (the per-backend state machine), `error`, `mark_file` (the
-//! high-water mark on disk). PostgreSQL glue: `clock`, `raise` (errors into PostgreSQL),
-//! `settings`, `backend` (the generator of this process), `slot_marks` and `hwm` (shared
-//! memory, with preload) and `sql` (the functions).
+//! high-water mark on disk), `text_form` (ids as fixed-width text). PostgreSQL glue:
+//! `clock`, `raise` (errors into PostgreSQL), `settings`, `backend` (the generator of this
+//! process), `slot_marks` and `hwm` (shared memory, with preload) and `sql` (the functions).
 
 mod backend;
+mod claims;
 mod clock;
 mod error;
 mod generator;
 mod hwm;
 mod layout;
 mod mark_file;
+mod node;
 mod raise;
 mod settings;
 mod slot_marks;
@@ -22,6 +24,7 @@ mod spec;
 mod sql;
 #[cfg(test)]
 mod test_rng;
+mod text_form;
 mod time;
 
 #[cfg(any(test, feature = "pg_test"))]
@@ -30,6 +33,8 @@ mod pg_tests;
 ::pgrx::pg_module_magic!(name, version);
 
 pgrx::extension_sql_file!("../sql/comments.sql", finalize);
+pgrx::extension_sql_file!("../sql/convert.sql", name = "convert");
+pgrx::extension_sql_file!("../sql/partitions.sql", name = "partitions");
 
 #[pgrx::pg_guard]
 pub extern "C-unwind" fn _PG_init() {
@@ -38,6 +43,7 @@ pub extern "C-unwind" fn _PG_init() {
     if unsafe { pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
         hwm::request();
         slot_marks::request(hwm::life_start);
+        claims::request();
     }
 }
 

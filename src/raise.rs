@@ -30,17 +30,23 @@ fn sqlstate(error: &Error) -> PgSqlErrorCode {
         | Error::TimePastRange { .. }
         | Error::TimeOfIdOutOfRange(_) => ERRCODE_DATETIME_FIELD_OVERFLOW,
         Error::NegativeId(_)
+        | Error::TextFormOutOfRange { .. }
         | Error::IdTooWide { .. }
         | Error::UidOutOfRange { .. }
         | Error::FieldOutOfRange { .. } => ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
         Error::NodeIdOutOfRange { .. }
+        | Error::GroupIdOutOfRange { .. }
         | Error::NodeBitsOutOfRange(_)
         | Error::InvalidLayout { .. }
         | Error::LayoutDisagreesWithNodeBits { .. }
         | Error::InvalidEpoch { .. }
         | Error::EpochInFuture { .. }
+        | Error::UnknownTextForm(_)
         | Error::NeedsPreload { .. } => ERRCODE_INVALID_PARAMETER_VALUE,
         Error::NullGene => ERRCODE_NULL_VALUE_NOT_ALLOWED,
+        Error::TextFormLength { .. } | Error::TextFormCharacter { .. } => {
+            ERRCODE_INVALID_TEXT_REPRESENTATION
+        }
         Error::SlotsDoNotFit { .. } => ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
         Error::InRecovery => ERRCODE_READ_ONLY_SQL_TRANSACTION,
         Error::MarkFileUnreadable { .. } => ERRCODE_DATA_CORRUPTED,
@@ -49,6 +55,9 @@ fn sqlstate(error: &Error) -> PgSqlErrorCode {
         | Error::NoBackendSlot
         | Error::ClockBeforeEpoch
         | Error::ClockBehind { .. }
-        | Error::TimeRangeExhausted => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+        | Error::TimeRangeExhausted
+        | Error::NoCitus
+        | Error::NodeClaimed(_)
+        | Error::ClaimDisagrees(_) => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
     }
 }

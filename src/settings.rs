@@ -13,7 +13,7 @@ use crate::layout::{Field, Layout, MAX_SLOT_BITS};
 use crate::spec;
 use crate::time::Epoch;
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
-use pgrx::{pg_guard, pg_sys};
+use pgrx::{pg_guard, pg_sys, PostgresGucEnum};
 use std::cell::Cell;
 use std::ffi::{CStr, CString};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,6 +24,7 @@ const NODE_BITS_NAME: &CStr = c"snowflake.node_bits";
 const EPOCH_NAME: &CStr = c"snowflake.epoch";
 const LAYOUT_NAME: &CStr = c"snowflake.layout";
 const MAX_LEAD_NAME: &CStr = c"snowflake.max_lead_ms";
+const NODE_SOURCE_NAME: &CStr = c"snowflake.node_source";
 
 /// Two node bits leave 8 for the backend slot: 256 slots, enough for a stock server
 /// (max_connections = 100 plus background processes), and 4 nodes.
@@ -40,6 +41,21 @@ static EPOCH: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(S
 /// Empty: the default layout, with `snowflake.node_bits` node bits.
 static LAYOUT: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c""));
 static MAX_LEAD_MS: GucSetting<i32> = GucSetting::<i32>::new(DEFAULT_MAX_LEAD_MS);
+static NODE_SOURCE: GucSetting<NodeSource> = GucSetting::<NodeSource>::new(NodeSource::Setting);
+
+/// Where a server's node id comes from.
+#[derive(Clone, Copy, PartialEq, Eq, PostgresGucEnum)]
+pub enum NodeSource {
+    /// `snowflake.node_id`.
+    #[name = c"setting"]
+    Setting,
+    /// The node's Citus group id: the coordinator's is 0, each worker's its own.
+    #[name = c"citus"]
+    Citus,
+}
+
+/// What `node_choice` gives when the node id is the Citus group id; never a node id.
+pub const FROM_CITUS: i64 = -1;
 
 /// True while `snowflake.node_id` is being defined: see `check_node_id`.
 static DEFINING_NODE_ID: AtomicBool = AtomicBool::new(false);
@@ -118,6 +134,14 @@ pub fn register() {
         );
     }
     DEFINING_NODE_ID.store(false, Ordering::Relaxed);
+    GucRegistry::define_enum_guc(
+        NODE_SOURCE_NAME,
+        c"Where this server's node id comes from: snowflake.node_id (setting) or the Citus group id of the node (citus).",
+        c"With citus, every node of a Citus cluster mints with its own group id and needs no snowflake.node_id.",
+        &NODE_SOURCE,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
     GucRegistry::define_int_guc(
         MAX_LEAD_NAME,
         c"How far ahead of the clock a backend may mint ids, in ms.",
@@ -287,6 +311,17 @@ fn text_of(setting: &GucSetting<Option<CString>>) -> String {
 pub fn node_id() -> i64 {
     // SAFETY: PostgreSQL writes the setting only between calls, in this same thread.
     unsafe { *NODE_ID.as_ptr() as i64 }
+}
+
+/// What decides this server's node id, read on every call: `snowflake.node_id`, or
+/// `FROM_CITUS`. A change of either makes the backend settle its node id again.
+pub fn node_choice() -> i64 {
+    // SAFETY: as for `node_id`; the enum is stored as its ordinal.
+    if unsafe { *NODE_SOURCE.as_ptr() } == NodeSource::Citus as i32 {
+        FROM_CITUS
+    } else {
+        node_id()
+    }
 }
 
 pub fn max_lead_ms() -> i64 {

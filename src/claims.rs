@@ -1,0 +1,277 @@
+//! Node claims: the table `snowflake_nodes` says which server mints with which node id,
+//! so two servers given the same node id (or another layout or epoch) are refused instead
+//! of minting duplicates. A backend claims its node id when it settles it (its first call,
+//! and after the node id changes), never on the hot path. With preload, a claim seen
+//! committed is remembered in shared memory for the server's life, so later backends skip
+//! the table.
+//!
+//! The table is per database; what makes the check span servers is the table reaching
+//! them: a Citus reference table, a table published both ways by logical replication, or
+//! a foreign table on one registry server (docs/scale-out.md).
+
+use crate::error::{Claim, ClaimConflict, Error};
+use crate::settings::Fixed;
+use crate::time::format_unix_ms;
+use pgrx::prelude::*;
+use pgrx::{pg_shmem_init, pg_sys, PGRXSharedMemory, PgLwLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+extension_sql!(
+    r#"
+CREATE TABLE snowflake_nodes (
+    node_id integer PRIMARY KEY,
+    system_identifier bigint NOT NULL,
+    server text NOT NULL,
+    layout text NOT NULL,
+    epoch timestamptz NOT NULL,
+    claimed_at timestamptz NOT NULL DEFAULT now()
+);
+SELECT pg_catalog.pg_extension_config_dump('snowflake_nodes', '');
+GRANT SELECT ON snowflake_nodes TO PUBLIC;
+
+-- Called by snowflake_next() as the extension's owner: inserts this server's claim when
+-- none holds the node id (and the transaction may write), then gives the row holding the
+-- node id and the first row of another server with another layout or epoch.
+-- Arguments: node id, system identifier, layout, epoch, whether it may write.
+CREATE FUNCTION snowflake_claim_node(integer, bigint, text, text, boolean)
+RETURNS TABLE (node_id integer, system_identifier bigint, server text, layout text,
+               epoch text, claimed_at text, claim_xmin text)
+VOLATILE LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_column
+BEGIN
+    -- Planned only when run: a read-only transaction checks the claims without writing.
+    IF $5 THEN
+        INSERT INTO @extschema@.snowflake_nodes
+            (node_id, system_identifier, server, layout, epoch, claimed_at)
+        VALUES ($1, $2,
+                coalesce(nullif(current_setting('cluster_name'), ''),
+                         format('%s port %s', coalesce(host(inet_server_addr()), 'localhost'),
+                                current_setting('port'))),
+                $3, $4::timestamptz, now())
+        ON CONFLICT DO NOTHING;
+    END IF;
+    RETURN QUERY
+        SELECT n.node_id, n.system_identifier, n.server, n.layout, n.epoch::text,
+               n.claimed_at::text, n.xmin::text
+        FROM @extschema@.snowflake_nodes n
+        WHERE n.node_id = $1
+           OR (n.system_identifier <> $2 AND (n.layout <> $3 OR n.epoch <> $4::timestamptz))
+        ORDER BY n.node_id <> $1, n.node_id
+        LIMIT 2;
+END
+$$;
+REVOKE ALL ON FUNCTION snowflake_claim_node(integer, bigint, text, text, boolean) FROM PUBLIC;
+
+-- Frees the claim of a retired server, so that another server may take its node id.
+CREATE FUNCTION snowflake_release_node(node_id integer) RETURNS boolean
+VOLATILE STRICT LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$
+    WITH freed AS (
+        DELETE FROM @extschema@.snowflake_nodes n WHERE n.node_id = $1 RETURNING 1
+    )
+    SELECT count(*) > 0 FROM freed;
+$$;
+"#,
+    name = "snowflake_nodes"
+);
+
+/// What claiming found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claimed {
+    /// The node id is this server's, committed: settled for good.
+    Held,
+    /// This transaction wrote the claim: settled only if it commits (`remember` then).
+    Pending(Key),
+    /// No claim could be made (a read-only transaction or parallel mode, or a database
+    /// whose extension predates claims): nothing else holds the node id, check again later.
+    Unclaimed,
+}
+
+/// A claim as remembered: the database, the claims function (so a dropped and recreated
+/// extension is claimed again) and the node id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Key {
+    database: u32,
+    registry: u32,
+    node_id: i64,
+}
+
+/// Claims seen committed during this server life, with preload.
+#[derive(Clone, Copy)]
+pub struct Remembered {
+    keys: [Key; 64],
+    len: usize,
+}
+
+impl Default for Remembered {
+    fn default() -> Self {
+        Remembered {
+            keys: [Key::default(); 64],
+            len: 0,
+        }
+    }
+}
+
+// SAFETY: plain data, valid in any process that maps the segment.
+unsafe impl PGRXSharedMemory for Remembered {}
+
+static REMEMBERED: PgLwLock<Remembered> = unsafe { PgLwLock::new(c"snowflake_pg node claims") };
+/// Set in the postmaster when the memory is made; backends inherit it.
+static IN_USE: AtomicBool = AtomicBool::new(false);
+
+/// Requests the shared memory; call from `_PG_init` while preloading.
+// The macro tests for PostgreSQL versions this crate does not build for.
+#[allow(unexpected_cfgs)]
+pub fn request() {
+    pg_shmem_init!(
+        REMEMBERED = {
+            IN_USE.store(true, Ordering::Relaxed);
+            Remembered::default()
+        }
+    );
+}
+
+/// Claims `node_id` for this server in this database's `snowflake_nodes`, or says which
+/// server holds it or mints differently. Runs SQL: call only where an ERROR may be raised.
+pub fn claim(node_id: i64, fixed: &Fixed) -> Result<Claimed, Error> {
+    let Some((function, registry, owner)) = find_registry() else {
+        return Ok(Claimed::Unclaimed);
+    };
+    let key = Key {
+        // SAFETY: set when the backend connects, read-only afterwards.
+        database: unsafe { pg_sys::MyDatabaseId }.to_u32(),
+        registry,
+        node_id,
+    };
+    if is_remembered(key) {
+        return Ok(Claimed::Held);
+    }
+    // SAFETY: plain reads of process state.
+    let may_write = unsafe { !pg_sys::XactReadOnly && !pg_sys::IsInParallelMode() };
+    // SAFETY: reads the control file's copy in shared memory.
+    let own_system_identifier = unsafe { pg_sys::GetSystemIdentifier() } as i64;
+    let own_layout = fixed.layout.to_string();
+    let own_epoch = format_unix_ms(fixed.epoch.unix_ms());
+    let rows = as_user(owner, || {
+        Spi::connect(|client| {
+            let query = format!("SELECT * FROM {function}($1, $2, $3, $4, $5)");
+            let args = [
+                (node_id as i32).into(),
+                own_system_identifier.into(),
+                own_layout.as_str().into(),
+                own_epoch.as_str().into(),
+                may_write.into(),
+            ];
+            let table = client.select(query.as_str(), None, &args)?;
+            table
+                .map(|row| {
+                    let claim = Claim {
+                        node_id: row.get::<i32>(1)?.unwrap_or_default().into(),
+                        system_identifier: row.get::<i64>(2)?.unwrap_or_default(),
+                        server: row.get::<String>(3)?.unwrap_or_default(),
+                        layout: row.get::<String>(4)?.unwrap_or_default(),
+                        epoch: row.get::<String>(5)?.unwrap_or_default(),
+                        claimed_at: row.get::<String>(6)?.unwrap_or_default(),
+                    };
+                    let xmin = row.get::<String>(7)?.unwrap_or_default();
+                    Ok((claim, xmin.parse::<u32>().unwrap_or_default()))
+                })
+                .collect::<Result<Vec<_>, pgrx::spi::Error>>()
+        })
+    })
+    .unwrap_or_else(|error| pgrx::error!("snowflake_pg could not read snowflake_nodes: {error}"));
+
+    let mut held_here = None;
+    for (claim, xmin) in rows {
+        let disagrees = claim.node_id != node_id;
+        if disagrees || claim.system_identifier != own_system_identifier {
+            let conflict = Box::new(ClaimConflict {
+                claim,
+                own_system_identifier,
+                own_layout,
+                own_epoch,
+            });
+            return Err(if disagrees {
+                Error::ClaimDisagrees(conflict)
+            } else {
+                Error::NodeClaimed(conflict)
+            });
+        }
+        held_here = Some(xmin);
+    }
+    Ok(match held_here {
+        None => Claimed::Unclaimed,
+        // SAFETY: a plain query of this backend's transaction state.
+        Some(xmin) if unsafe { pg_sys::TransactionIdIsCurrentTransactionId(xmin.into()) } => {
+            Claimed::Pending(key)
+        }
+        Some(_) => {
+            remember(key);
+            Claimed::Held
+        }
+    })
+}
+
+/// Remembers a claim now committed, for the rest of the server life (with preload).
+pub fn remember(key: Key) {
+    if !IN_USE.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut remembered = REMEMBERED.exclusive();
+    let len = remembered.len;
+    // Full: later backends claim again, which is only slower.
+    if len < remembered.keys.len() && !remembered.keys[..len].contains(&key) {
+        remembered.keys[len] = key;
+        remembered.len += 1;
+    }
+}
+
+fn is_remembered(key: Key) -> bool {
+    IN_USE.load(Ordering::Relaxed) && {
+        let remembered = REMEMBERED.share();
+        remembered.keys[..remembered.len].contains(&key)
+    }
+}
+
+/// The claims function of this database's snowflake_pg, its oid and the extension's owner;
+/// none when the extension predates claims (before `ALTER EXTENSION snowflake_pg UPDATE`).
+fn find_registry() -> Option<(String, u32, pg_sys::Oid)> {
+    const FIND: &str = "
+        SELECT format('%I.snowflake_claim_node', n.nspname), f.oid::int8, e.extowner
+        FROM pg_catalog.pg_extension e
+        JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+        CROSS JOIN LATERAL pg_catalog.to_regprocedure(format(
+            '%I.snowflake_claim_node(integer, bigint, text, text, boolean)', n.nspname)) f(oid)
+        WHERE e.extname = 'snowflake_pg' AND f.oid IS NOT NULL";
+    Spi::connect(|client| {
+        let row = client.select(FIND, Some(1), &[])?.first();
+        if row.is_empty() {
+            return Ok(None);
+        }
+        let (function, oid, owner) = row.get_three::<String, i64, pg_sys::Oid>()?;
+        Ok(function
+            .zip(oid)
+            .zip(owner)
+            .map(|((f, o), w)| (f, o as u32, w)))
+    })
+    .unwrap_or_else(|error: pgrx::spi::Error| {
+        pgrx::error!("snowflake_pg could not find snowflake_nodes: {error}")
+    })
+}
+
+/// Runs `f` as `user`: the claims table is written by the extension's owner, whoever calls
+/// `snowflake_next()`. An ERROR inside is fine: aborting the transaction restores the user.
+fn as_user<T>(user: pg_sys::Oid, f: impl FnOnce() -> T) -> T {
+    let (mut saved_user, mut saved_context) = (pg_sys::Oid::INVALID, 0);
+    // SAFETY: reads and sets this backend's current user, as PostgreSQL's own code does.
+    unsafe {
+        pg_sys::GetUserIdAndSecContext(&mut saved_user, &mut saved_context);
+        pg_sys::SetUserIdAndSecContext(
+            user,
+            saved_context | pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32,
+        );
+    }
+    let result = f();
+    // SAFETY: as above.
+    unsafe { pg_sys::SetUserIdAndSecContext(saved_user, saved_context) };
+    result
+}

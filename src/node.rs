@@ -1,0 +1,55 @@
+//! The node id a backend mints with: from `snowflake.node_id`, or, with
+//! `snowflake.node_source = citus`, the Citus group id of this node, so every node of a
+//! Citus cluster has its own without a setting per node.
+
+use crate::error::Error;
+use crate::layout::{Field, Layout};
+use crate::settings::FROM_CITUS;
+use pgrx::prelude::*;
+
+/// The node id for `choice` (`settings::node_choice`), checked against the layout. Runs SQL
+/// for Citus: call only where an ERROR may be raised.
+pub fn resolve(choice: i64, layout: &Layout) -> Result<i64, Error> {
+    if choice != FROM_CITUS {
+        layout.check_node_id(choice)?;
+        return Ok(choice);
+    }
+    let group_id = citus_group_id()?;
+    let node_bits = layout.bits(Field::Node);
+    if group_id >= 1 << node_bits {
+        return Err(Error::GroupIdOutOfRange {
+            group_id,
+            node_bits,
+        });
+    }
+    Ok(group_id)
+}
+
+/// This node's group id: 0 on the coordinator, each worker its own.
+fn citus_group_id() -> Result<i64, Error> {
+    const GROUP: &str = "
+        SELECT l.groupid::int8
+        FROM pg_catalog.pg_extension e, pg_catalog.pg_dist_local_group l
+        WHERE e.extname = 'citus'";
+    const HAS_CITUS: &str =
+        "SELECT pg_catalog.to_regclass('pg_catalog.pg_dist_local_group') IS NOT NULL";
+    Spi::connect(|client| {
+        if client
+            .select(HAS_CITUS, None, &[])?
+            .first()
+            .get_one::<bool>()?
+            != Some(true)
+        {
+            return Ok(None);
+        }
+        let group = client.select(GROUP, Some(1), &[])?.first();
+        if group.is_empty() {
+            return Ok(None);
+        }
+        group.get_one::<i64>()
+    })
+    .unwrap_or_else(|error: pgrx::spi::Error| {
+        pgrx::error!("snowflake_pg could not read the Citus group id: {error}")
+    })
+    .ok_or(Error::NoCitus)
+}
