@@ -173,27 +173,35 @@ impl Backend {
 }
 
 /// The node id for `node_choice`, resolved, checked against the layout and claimed. A claim
-/// this transaction wrote holds only if it commits: until then the backend watches it.
+/// this transaction wrote holds only if it commits, and one it could not write is made in
+/// a later transaction: until this one ends, the backend watches.
 fn settle(node_choice: i64, fixed: &Fixed) -> Result<i64, Error> {
     let node_id = node::resolve(node_choice, &fixed.layout)?;
     match claims::claim(node_id, fixed)? {
-        Claimed::Pending(key) => watch_claim(key),
-        // Checked, but not claimed: settled for this backend all the same, as a backend
-        // that only reads cannot claim; the next backend that writes does.
-        Claimed::Held | Claimed::Unclaimed => {}
+        Claimed::Pending(key) => watch(Watch::Claim(key)),
+        Claimed::NotYet => watch(Watch::Recheck),
+        Claimed::Held | Claimed::NoRegistry => {}
     }
     Ok(node_id)
 }
 
-thread_local! {
-    /// The claim this transaction wrote, until it ends.
-    static PENDING_CLAIM: Cell<Option<claims::Key>> = const { Cell::new(None) };
-    static WATCHING: Cell<bool> = const { Cell::new(false) };
+/// What the end of the current transaction decides about the node id.
+#[derive(Clone, Copy)]
+enum Watch {
+    /// The claim it wrote: remembered if it commits, made again if not.
+    Claim(claims::Key),
+    /// It could not claim: the next transaction settles the node id again.
+    Recheck,
 }
 
-fn watch_claim(key: claims::Key) {
-    PENDING_CLAIM.set(Some(key));
-    if !WATCHING.replace(true) {
+thread_local! {
+    static WATCH: Cell<Option<Watch>> = const { Cell::new(None) };
+    static CALLBACKS_REGISTERED: Cell<bool> = const { Cell::new(false) };
+}
+
+fn watch(what: Watch) {
+    WATCH.set(Some(what));
+    if !CALLBACKS_REGISTERED.replace(true) {
         // SAFETY: registers plain functions, called at transaction and subtransaction ends.
         unsafe {
             pg_sys::RegisterXactCallback(Some(on_xact_end), std::ptr::null_mut());
@@ -202,23 +210,31 @@ fn watch_claim(key: claims::Key) {
     }
 }
 
-/// A pending claim committed is remembered; rolled back (or prepared, its fate unknown),
-/// the backend settles its node id again at its next call.
 #[pg_guard]
 unsafe extern "C-unwind" fn on_xact_end(
     event: pg_sys::XactEvent::Type,
     _arg: *mut std::ffi::c_void,
 ) {
     use pg_sys::XactEvent::*;
-    let Some(key) = PENDING_CLAIM.get() else {
+    let Some(what) = WATCH.get() else {
         return;
     };
-    match event {
-        XACT_EVENT_COMMIT | XACT_EVENT_PARALLEL_COMMIT => claims::remember(key),
-        XACT_EVENT_ABORT | XACT_EVENT_PARALLEL_ABORT | XACT_EVENT_PREPARE => unsettle(),
+    match (event, what) {
+        (XACT_EVENT_COMMIT | XACT_EVENT_PARALLEL_COMMIT, Watch::Claim(key)) => {
+            claims::remember(key)
+        }
+        // Prepared, its fate is unknown here: settled again too.
+        (
+            XACT_EVENT_COMMIT
+            | XACT_EVENT_PARALLEL_COMMIT
+            | XACT_EVENT_ABORT
+            | XACT_EVENT_PARALLEL_ABORT
+            | XACT_EVENT_PREPARE,
+            _,
+        ) => unsettle(),
         _ => return,
     }
-    PENDING_CLAIM.set(None);
+    WATCH.set(None);
 }
 
 /// A subtransaction rolled back may have taken the claim with it.
@@ -229,9 +245,11 @@ unsafe extern "C-unwind" fn on_subxact_end(
     _parent: pg_sys::SubTransactionId,
     _arg: *mut std::ffi::c_void,
 ) {
-    if event == pg_sys::SubXactEvent::SUBXACT_EVENT_ABORT_SUB && PENDING_CLAIM.get().is_some() {
+    if event == pg_sys::SubXactEvent::SUBXACT_EVENT_ABORT_SUB
+        && matches!(WATCH.get(), Some(Watch::Claim(_)))
+    {
         unsettle();
-        PENDING_CLAIM.set(None);
+        WATCH.set(None);
     }
 }
 

@@ -51,8 +51,10 @@ BEGIN
         ON CONFLICT DO NOTHING;
     END IF;
     RETURN QUERY
-        SELECT n.node_id, n.system_identifier, n.server, n.layout, n.epoch::text,
-               n.claimed_at::text, n.xmin::text
+        SELECT n.node_id, n.system_identifier, n.server, n.layout,
+               to_char(n.epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS+00'),
+               to_char(n.claimed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS+00'),
+               n.xmin::text
         FROM @extschema@.snowflake_nodes n
         WHERE n.node_id = $1
            OR (n.system_identifier <> $2 AND (n.layout <> $3 OR n.epoch <> $4::timestamptz))
@@ -81,9 +83,11 @@ pub enum Claimed {
     Held,
     /// This transaction wrote the claim: settled only if it commits (`remember` then).
     Pending(Key),
-    /// No claim could be made (a read-only transaction or parallel mode, or a database
-    /// whose extension predates claims): nothing else holds the node id, check again later.
-    Unclaimed,
+    /// No claim could be made in this transaction (read-only, or in parallel mode), and
+    /// no other server holds the node id: claim it in a later one.
+    NotYet,
+    /// The database's snowflake_pg predates claims (until `ALTER EXTENSION ... UPDATE`).
+    NoRegistry,
 }
 
 /// A claim as remembered: the database, the claims function (so a dropped and recreated
@@ -134,7 +138,7 @@ pub fn request() {
 /// server holds it or mints differently. Runs SQL: call only where an ERROR may be raised.
 pub fn claim(node_id: i64, fixed: &Fixed) -> Result<Claimed, Error> {
     let Some((function, registry, owner)) = find_registry() else {
-        return Ok(Claimed::Unclaimed);
+        return Ok(Claimed::NoRegistry);
     };
     let key = Key {
         // SAFETY: set when the backend connects, read-only afterwards.
@@ -199,7 +203,7 @@ pub fn claim(node_id: i64, fixed: &Fixed) -> Result<Claimed, Error> {
         held_here = Some(xmin);
     }
     Ok(match held_here {
-        None => Claimed::Unclaimed,
+        None => Claimed::NotYet,
         // SAFETY: a plain query of this backend's transaction state.
         Some(xmin) if unsafe { pg_sys::TransactionIdIsCurrentTransactionId(xmin.into()) } => {
             Claimed::Pending(key)
