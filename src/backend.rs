@@ -10,7 +10,7 @@ use crate::generator::{Clock, Generator};
 use crate::layout::Minter;
 use crate::settings::{self, Fixed};
 use crate::time::format_unix_ms;
-use crate::{hwm, node, slot_marks};
+use crate::{hwm, node, slot_marks, status};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use std::cell::{Cell, UnsafeCell};
@@ -111,7 +111,7 @@ impl Backend {
         // SAFETY: registers a plain function; runs before the slot is released at exit.
         unsafe { pg_sys::before_shmem_exit(Some(wait_out_lead), pg_sys::Datum::from(0)) };
         Ok(Backend {
-            generator: Generator::after(start, &layout),
+            generator: Generator::after(start, &layout).counting_in(status::stats_of(slot)),
             clock,
             fixed,
             minter: layout.minter(layout.worker_bits(node_id, slot)),

@@ -16,6 +16,7 @@
 
 use crate::error::Error;
 use crate::layout::{Layout, Unit};
+use crate::stats::{Stats, UNKEPT};
 
 /// Ticks since the snowflake epoch, and a way to let them pass.
 pub trait Clock {
@@ -30,13 +31,18 @@ pub trait Clock {
 /// caller should hear of.
 pub const MAX_CATCH_UP_MS: i64 = 10;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct Generator {
     /// The last pair handed out (or, when fresh, the start tick with the sequence spent).
     last: i64,
     sequence: u32,
     max_sequence: u32,
     max_ticks: i64,
+    /// The clock's last reading, to tell a step back from a burst.
+    clock_read: i64,
+    /// The furthest this generator ran ahead of the clock, so `stats` hears only of a new one.
+    furthest_lead: i64,
+    stats: &'static Stats,
 }
 
 impl Generator {
@@ -47,7 +53,15 @@ impl Generator {
             sequence: layout.max_sequence(),
             max_sequence: layout.max_sequence(),
             max_ticks: layout.max_ticks(),
+            clock_read: i64::MIN,
+            furthest_lead: 0,
+            stats: &UNKEPT,
         }
+    }
+
+    /// The same generator, counting what it meets in `stats`.
+    pub fn counting_in(self, stats: &'static Stats) -> Generator {
+        Generator { stats, ..self }
     }
 
     pub fn last(&self) -> i64 {
@@ -76,19 +90,49 @@ impl Generator {
                 if tick > self.max_ticks {
                     return Err(Error::TimeRangeExhausted);
                 }
+                if tick > now {
+                    self.note_ahead(now, tick);
+                }
+                self.clock_read = now;
                 self.last = tick;
                 self.sequence = sequence;
                 return Ok((tick, sequence));
             }
             if excess > unit.ticks_of_ms(MAX_CATCH_UP_MS).max(1) {
+                self.stats.step_back_refused();
                 return Err(Error::ClockBehind {
                     behind_ms: (self.last - now) * unit.ms(),
                     max_lead_ms,
                     last: None,
                 });
             }
+            self.stats.spent_tick_waited();
             clock.sleep(excess);
         }
+    }
+
+    /// Minting ahead of the clock: a burst borrowing ticks, or a step back absorbed (the
+    /// clock reading less than before, which a burst alone never makes it do).
+    #[cold]
+    fn note_ahead(&mut self, now: i64, tick: i64) {
+        if now < self.clock_read {
+            self.stats.step_back_absorbed();
+        }
+        if tick - now > self.furthest_lead {
+            self.furthest_lead = tick - now;
+            self.stats.ran_ahead(self.furthest_lead);
+        }
+    }
+
+    /// What decides the next pair, for the tests.
+    #[cfg(test)]
+    fn state(&self) -> (i64, u32, i64, i64) {
+        (
+            self.last,
+            self.sequence,
+            self.clock_read,
+            self.furthest_lead,
+        )
     }
 
     /// How many ticks to sleep at exit so the clock reaches the last tick handed out, and
@@ -102,6 +146,7 @@ impl Generator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::Totals;
     use crate::test_rng::Rng;
     use std::cell::Cell;
 
@@ -228,7 +273,7 @@ mod tests {
         let clock = FakeClock::at(10_000);
         let mut generator = Generator::after(9_999, &layout());
         generator.next(&clock, LEAD).unwrap();
-        let state = generator;
+        let state = generator.state();
         clock.set(10_000 - 5_000);
         assert_eq!(
             generator.next(&clock, LEAD),
@@ -238,7 +283,7 @@ mod tests {
                 last: None
             })
         );
-        assert_eq!(generator, state);
+        assert_eq!(generator.state(), state);
         clock.set(10_000 - LEAD);
         assert_eq!(generator.next(&clock, LEAD), Ok((10_000, 1)));
     }
@@ -399,5 +444,66 @@ mod tests {
                 assert!(!used.contains(&pair), "{spec}: {pair:?} repeated");
             }
         }
+    }
+
+    fn counted(generator: Generator) -> (Generator, &'static Stats) {
+        let stats: &'static Stats = Box::leak(Box::default());
+        (generator.counting_in(stats), stats)
+    }
+
+    #[test]
+    fn a_burst_counts_its_lead_but_no_step_back() {
+        let clock = FakeClock::at(100);
+        let (mut generator, stats) = counted(Generator::after(99, &layout()));
+        for _ in 0..=MAX_SEQUENCE * 3 + 2 {
+            generator.next(&clock, LEAD).unwrap();
+        }
+        let totals = stats.read();
+        assert_eq!(totals.furthest_lead_ticks, 2);
+        assert_eq!(totals.steps_back_absorbed, 0);
+        assert_eq!(totals.spent_tick_waits, 0);
+    }
+
+    #[test]
+    fn steps_back_absorbed_refused_and_waits_are_counted() {
+        let clock = FakeClock::at(10_000);
+        let (mut generator, stats) = counted(Generator::after(9_999, &layout()));
+        generator.next(&clock, LEAD).unwrap();
+        clock.set(9_700);
+        generator.next(&clock, LEAD).unwrap();
+        generator.next(&clock, LEAD).unwrap();
+        clock.set(9_600);
+        generator.next(&clock, LEAD).unwrap();
+        assert_eq!(stats.read().steps_back_absorbed, 2, "each step back once");
+        assert_eq!(stats.read().furthest_lead_ticks, 400);
+        clock.set(10_000 - LEAD - 5_000);
+        assert!(generator.next(&clock, LEAD).is_err());
+        assert_eq!(stats.read().steps_back_refused, 1);
+        clock.set(10_000 - LEAD - 2);
+        generator.next(&clock, LEAD).unwrap();
+        assert_eq!(stats.read().spent_tick_waits, 1);
+    }
+
+    #[test]
+    fn totals_add_counts_and_keep_the_furthest_lead() {
+        let one = Totals {
+            steps_back_absorbed: 1,
+            steps_back_refused: 2,
+            spent_tick_waits: 3,
+            furthest_lead_ticks: 40,
+        };
+        let other = Totals {
+            furthest_lead_ticks: 7,
+            ..one
+        };
+        assert_eq!(
+            one.plus(other),
+            Totals {
+                steps_back_absorbed: 2,
+                steps_back_refused: 4,
+                spent_tick_waits: 6,
+                furthest_lead_ticks: 40,
+            }
+        );
     }
 }

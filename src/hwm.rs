@@ -94,6 +94,12 @@ pub fn renew_after() -> &'static AtomicI64 {
     }
 }
 
+/// The last tick any backend may mint in, with preload.
+pub fn reserved() -> Option<i64> {
+    KEPT.load(Ordering::Relaxed)
+        .then(|| RESERVATION.get().reserved.load(Ordering::Acquire))
+}
+
 /// Renews the reservation for a call about to mint in `tick`, past the renewal point.
 /// Fails only when `tick` lies past the reservation and it cannot be moved: then no id of
 /// that tick may be handed out.

@@ -22,6 +22,8 @@ mod settings;
 mod slot_marks;
 mod spec;
 mod sql;
+mod stats;
+mod status;
 #[cfg(test)]
 mod test_rng;
 mod text_form;
@@ -44,6 +46,7 @@ pub extern "C-unwind" fn _PG_init() {
         hwm::request();
         slot_marks::request(hwm::life_start);
         claims::request();
+        status::request();
     }
 }
 

@@ -63,6 +63,18 @@ pub fn record(slot: i64, last: i64) -> bool {
     kept
 }
 
+/// How many slots a live backend holds for its generator, with preload.
+pub fn held() -> Option<usize> {
+    IN_USE.load(Ordering::Relaxed).then(|| {
+        MARKS
+            .get()
+            .0
+            .iter()
+            .filter(|mark| mark.load(Ordering::Relaxed) == CLAIMED)
+            .count()
+    })
+}
+
 /// The latest tick of every slot, unless some slot is still claimed: by a backend killed
 /// before it could record its last tick, or one still running.
 pub fn last_if_all_recorded() -> Option<i64> {
