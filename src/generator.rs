@@ -38,8 +38,11 @@ pub struct Generator {
     sequence: u32,
     max_sequence: u32,
     max_ticks: i64,
-    /// The clock's last reading, to tell a step back from a burst.
-    clock_read: i64,
+    /// The pair of the last call that minted ahead of the clock, and the clock's reading
+    /// then: with `last`, the previous reading, to tell a step back from a burst without
+    /// a store on the plain path.
+    ahead_at: (i64, u32),
+    ahead_read: i64,
     /// The furthest this generator ran ahead of the clock, so `stats` hears only of a new one.
     furthest_lead: i64,
     stats: &'static Stats,
@@ -53,7 +56,9 @@ impl Generator {
             sequence: layout.max_sequence(),
             max_sequence: layout.max_sequence(),
             max_ticks: layout.max_ticks(),
-            clock_read: i64::MIN,
+            // The start is no reading of the clock: the first call is no step back.
+            ahead_at: (start, layout.max_sequence()),
+            ahead_read: i64::MIN,
             furthest_lead: 0,
             stats: &UNKEPT,
         }
@@ -85,15 +90,21 @@ impl Generator {
             } else {
                 (self.last + 1, 0)
             };
+            // The plain path: minting on the clock's own tick.
+            if tick <= now {
+                if tick > self.max_ticks {
+                    return Err(Error::TimeRangeExhausted);
+                }
+                self.last = tick;
+                self.sequence = sequence;
+                return Ok((tick, sequence));
+            }
             let excess = tick - now - lead;
             if excess <= 0 {
                 if tick > self.max_ticks {
                     return Err(Error::TimeRangeExhausted);
                 }
-                if tick > now {
-                    self.note_ahead(now, tick);
-                }
-                self.clock_read = now;
+                self.note_ahead(now, (tick, sequence));
                 self.last = tick;
                 self.sequence = sequence;
                 return Ok((tick, sequence));
@@ -112,25 +123,34 @@ impl Generator {
     }
 
     /// Minting ahead of the clock: a burst borrowing ticks, or a step back absorbed (the
-    /// clock reading less than before, which a burst alone never makes it do).
+    /// clock reading less than at the call before, which a burst alone never makes it do).
     #[cold]
-    fn note_ahead(&mut self, now: i64, tick: i64) {
-        if now < self.clock_read {
+    fn note_ahead(&mut self, now: i64, pair: (i64, u32)) {
+        // A call on the plain path read the clock at the tick it minted in.
+        let previous_read = if (self.last, self.sequence) == self.ahead_at {
+            self.ahead_read
+        } else {
+            self.last
+        };
+        if now < previous_read {
             self.stats.step_back_absorbed();
         }
-        if tick - now > self.furthest_lead {
-            self.furthest_lead = tick - now;
+        self.ahead_at = pair;
+        self.ahead_read = now;
+        if pair.0 - now > self.furthest_lead {
+            self.furthest_lead = pair.0 - now;
             self.stats.ran_ahead(self.furthest_lead);
         }
     }
 
     /// What decides the next pair, for the tests.
     #[cfg(test)]
-    fn state(&self) -> (i64, u32, i64, i64) {
+    fn state(&self) -> (i64, u32, (i64, u32), i64, i64) {
         (
             self.last,
             self.sequence,
-            self.clock_read,
+            self.ahead_at,
+            self.ahead_read,
             self.furthest_lead,
         )
     }

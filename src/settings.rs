@@ -16,7 +16,7 @@ use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use pgrx::{pg_guard, pg_sys, PostgresGucEnum};
 use std::cell::Cell;
 use std::ffi::{CStr, CString};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::OnceLock;
 
 const NODE_ID_NAME: &CStr = c"snowflake.node_id";
@@ -56,6 +56,10 @@ pub enum NodeSource {
 
 /// What `node_choice` gives when the node id is the Citus group id; never a node id.
 pub const FROM_CITUS: i64 = -1;
+
+/// `node_choice`, kept up to date by the assign hooks of `snowflake.node_id` and
+/// `snowflake.node_source`, so that a call reads one value.
+static NODE_CHOICE: AtomicI64 = AtomicI64::new(0);
 
 /// True while `snowflake.node_id` is being defined: see `check_node_id`.
 static DEFINING_NODE_ID: AtomicBool = AtomicBool::new(false);
@@ -129,19 +133,25 @@ pub fn register() {
             GucContext::Suset,
             GucFlags::default(),
             Some(check_node_id),
-            None,
+            Some(assign_node_id),
             None,
         );
     }
     DEFINING_NODE_ID.store(false, Ordering::Relaxed);
-    GucRegistry::define_enum_guc(
-        NODE_SOURCE_NAME,
-        c"Where this server's node id comes from: snowflake.node_id (setting) or the Citus group id of the node (citus).",
-        c"With citus, every node of a Citus cluster mints with its own group id and needs no snowflake.node_id.",
-        &NODE_SOURCE,
-        GucContext::Suset,
-        GucFlags::default(),
-    );
+    // SAFETY: the assign hook is guarded and only stores a value.
+    unsafe {
+        GucRegistry::define_enum_guc_with_hooks(
+            NODE_SOURCE_NAME,
+            c"Where this server's node id comes from: snowflake.node_id (setting) or the Citus group id of the node (citus).",
+            c"With citus, every node of a Citus cluster mints with its own group id and needs no snowflake.node_id.",
+            &NODE_SOURCE,
+            GucContext::Suset,
+            GucFlags::default(),
+            None,
+            Some(assign_node_source),
+            None,
+        );
+    }
     GucRegistry::define_int_guc(
         MAX_LEAD_NAME,
         c"How far ahead of the clock a backend may mint ids, in ms.",
@@ -186,6 +196,31 @@ unsafe extern "C-unwind" fn check_node_id(
             unsafe { pg_sys::GUC_check_errdetail_string = pg_sys::pstrdup(detail.as_ptr()) };
             false
         }
+    }
+}
+
+// PostgreSQL calls an assign hook before it stores the new value: each hook takes its own
+// setting's new value and the other's current one.
+
+#[pg_guard]
+unsafe extern "C-unwind" fn assign_node_id(new_value: i32, _extra: *mut std::ffi::c_void) {
+    // SAFETY: PostgreSQL writes the settings only in this thread, between calls.
+    let source = unsafe { *NODE_SOURCE.as_ptr() };
+    NODE_CHOICE.store(choice_of(source, new_value), Ordering::Relaxed);
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn assign_node_source(new_value: i32, _extra: *mut std::ffi::c_void) {
+    // SAFETY: as above.
+    let node_id = unsafe { *NODE_ID.as_ptr() };
+    NODE_CHOICE.store(choice_of(new_value, node_id), Ordering::Relaxed);
+}
+
+fn choice_of(source: i32, node_id: i32) -> i64 {
+    if source == NodeSource::Citus as i32 {
+        FROM_CITUS
+    } else {
+        node_id.into()
     }
 }
 
@@ -304,27 +339,15 @@ fn text_of(setting: &GucSetting<Option<CString>>) -> String {
         .unwrap_or_default()
 }
 
-// The two settings read on every `snowflake_next()` are read straight from their storage:
-// `GucSetting::get` checks the calling thread each time, and backends have one thread.
-
-/// The current `snowflake.node_id`; a superuser or a reload may change it at any time.
-pub fn node_id() -> i64 {
-    // SAFETY: PostgreSQL writes the setting only between calls, in this same thread.
-    unsafe { *NODE_ID.as_ptr() as i64 }
-}
-
 /// What decides this server's node id, read on every call: `snowflake.node_id`, or
 /// `FROM_CITUS`. A change of either makes the backend settle its node id again.
 pub fn node_choice() -> i64 {
-    // SAFETY: as for `node_id`; the enum is stored as its ordinal.
-    if unsafe { *NODE_SOURCE.as_ptr() } == NodeSource::Citus as i32 {
-        FROM_CITUS
-    } else {
-        node_id()
-    }
+    NODE_CHOICE.load(Ordering::Relaxed)
 }
 
+/// Read on every call too, straight from its storage: `GucSetting::get` checks the calling
+/// thread each time, and backends have one thread.
 pub fn max_lead_ms() -> i64 {
-    // SAFETY: as for `node_id`.
+    // SAFETY: PostgreSQL writes the setting only between calls, in this same thread.
     unsafe { *MAX_LEAD_MS.as_ptr() as i64 }
 }
