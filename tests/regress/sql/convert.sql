@@ -19,6 +19,10 @@ CREATE TABLE order_items (id bigserial PRIMARY KEY,
 CREATE TABLE shipments (order_id integer PRIMARY KEY REFERENCES orders, carrier text NOT NULL);
 CREATE TABLE parcels (id serial PRIMARY KEY, shipment_id integer NOT NULL REFERENCES shipments,
   weight_g integer NOT NULL);
+-- A foreign key of two columns, each holding one of the keys.
+ALTER TABLE orders ADD UNIQUE (customer_id, id);
+CREATE TABLE returns (customer_id integer NOT NULL, order_id integer NOT NULL,
+  FOREIGN KEY (customer_id, order_id) REFERENCES orders (customer_id, id));
 INSERT INTO customers (name, referred_by) VALUES ('ada', NULL), ('bob', 1), ('cy', 2);
 INSERT INTO orders (customer_id, placed_at)
 SELECT 1 + n % 3, '2024-03-01 12:00:00+00'::timestamptz + n * interval '1 hour'
@@ -27,6 +31,7 @@ INSERT INTO order_items (order_id, item) SELECT id, 'item ' || id || '.' || k
   FROM orders, generate_series(1, 2) k;
 INSERT INTO shipments SELECT id, 'post' FROM orders WHERE id <= 4;
 INSERT INTO parcels (shipment_id, weight_g) SELECT order_id, 100 * order_id FROM shipments;
+INSERT INTO returns SELECT customer_id, id FROM orders WHERE id % 2 = 0;
 
 -- The integer columns of the shop: their types, identities and defaults.
 CREATE VIEW shop_columns AS
@@ -36,7 +41,7 @@ SELECT c.relname AS "table", a.attname AS "column", format_type(a.atttypid, a.at
   LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
  WHERE c.relnamespace = 'convert'::regnamespace AND c.relkind = 'r' AND a.attnum > 0
    AND a.atttypid IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype)
-   AND c.relname IN ('customers', 'orders', 'order_items', 'shipments', 'parcels')
+   AND c.relname IN ('customers', 'orders', 'order_items', 'shipments', 'parcels', 'returns')
  ORDER BY 1, 2;
 SELECT * FROM shop_columns;
 SELECT max(id) AS old_customer, (SELECT max(id) FROM orders) AS old_order,
