@@ -136,3 +136,39 @@ SQL
   done
   fail "no session got backend slot $slot"
 }
+
+# --- Citus clusters on this machine (Citus supports PostgreSQL 15 to 17; scripts/setup.sh
+# builds it into 15 where ../shared/citus is beside the clone). Citus nodes talk to each
+# other over TCP, so these servers listen on 127.0.0.1, where initdb's trust lets them in.
+
+# citus_lib: where Citus's library is for this scenario's PostgreSQL.
+citus_lib() { echo "$("$(pg_config_of "$version")" --pkglibdir)/citus.so"; }
+
+# citus_node NAME PORT [setting=value ...]: a fresh server preloading Citus (which must
+# come first) and the extension, with logical WAL so that its shards can move, and
+# Citus created in its database.
+citus_node() {
+  local name=$1 port=$2; shift 2
+  start "$name" "$port" "shared_preload_libraries='citus,snowflake_pg'" \
+    listen_addresses=127.0.0.1 wal_level=logical "$@"
+  sql "$name" "CREATE EXTENSION citus"
+}
+
+# citus_add_worker COORDINATOR WORKER: joins running citus_node WORKER to the cluster of
+# COORDINATOR, which gives it the next group id and syncs the metadata to it.
+citus_add_worker() {
+  sql "$1" "SELECT citus_add_node('127.0.0.1', $(cluster_port "$2"))" >/dev/null
+}
+
+# citus_cluster PREFIX PORT WORKERS [setting=value ...]: a coordinator PREFIX-coordinator
+# on PORT (group 0) and workers PREFIX-worker1 to PREFIX-workerN on the ports after it
+# (groups 1 to N, in that order), every node a citus_node with the settings.
+citus_cluster() {
+  local prefix=$1 port=$2 workers=$3 i; shift 3
+  citus_node "$prefix-coordinator" "$port" "$@"
+  sql "$prefix-coordinator" "SELECT citus_set_coordinator_host('127.0.0.1', $port)" >/dev/null
+  for ((i = 1; i <= workers; i++)); do
+    citus_node "$prefix-worker$i" $((port + i)) "$@"
+    citus_add_worker "$prefix-coordinator" "$prefix-worker$i"
+  done
+}

@@ -1,0 +1,277 @@
+#!/usr/bin/env bash
+# Citus: a coordinator and two workers on this machine, every node minting with its Citus
+# group id as node id (snowflake.node_source = citus) and claiming it in snowflake_nodes,
+# made a reference table by the one documented call. Tables distributed by a tenant column
+# and by the id itself take inserts through every node at once; a shard moves between the
+# workers while inserts run; time ranges by snowflake_floor span the shards. A worker that
+# joins later with the coordinator's node id is refused at its first mint; a claim rolled
+# back is claimed again; a session that minted before its node joined the cluster does
+# not go on minting with the group id it had then (0, the coordinator's).
+set -euo pipefail
+# shellcheck source=tests/reliability/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+if ((version != 15)); then
+  echo "SKIP: Citus 13.2.2 supports PostgreSQL 15 to 17, and is built here for 15 only"
+  exit 0
+fi
+if [[ ! -f $(citus_lib) ]]; then
+  echo "SKIP: Citus is not installed ($(citus_lib)); scripts/setup.sh builds it when ../shared/citus is beside the clone"
+  exit 0
+fi
+port=$((port_base + 23)) clients=3 transactions=60
+coordinator=citus-coordinator workers=(citus-worker1 citus-worker2)
+nodes=("$coordinator" "${workers[@]}")
+wait_all() { local status=0 pid; for pid in $(jobs -p); do wait "$pid" || status=1; done; return $status; }
+
+citus_cluster citus "$port" "${#workers[@]}" snowflake.node_source=citus
+# Created on the coordinator, the extension reaches every worker; then the claims table
+# is made a reference table, with a placement on every node.
+sql "$coordinator" "CREATE EXTENSION snowflake_pg" \
+  -c "SELECT create_reference_table('snowflake_nodes')" \
+  -c "CREATE TABLE by_tenant (id bigint NOT NULL DEFAULT snowflake_next(), tenant int NOT NULL,
+        via int NOT NULL, PRIMARY KEY (tenant, id))" \
+  -c "SELECT create_distributed_table('by_tenant', 'tenant')" \
+  -c "CREATE TABLE by_id (id bigint PRIMARY KEY DEFAULT snowflake_next(), tenant int NOT NULL,
+        via int NOT NULL)" \
+  -c "SELECT create_distributed_table('by_id', 'id')" >/dev/null
+for node in "${workers[@]}"; do
+  [[ $(sql "$node" "SELECT count(*) FROM pg_extension WHERE extname = 'snowflake_pg'") == 1 ]] ||
+    fail "CREATE EXTENSION on the coordinator did not reach $node"
+done
+
+# A transaction: 5 rows into the tenant table in one multi-row VALUES, one of them for
+# tenant :moved (whose shard moves below), and 4 into the id table by INSERT .. SELECT.
+# Every row says which node it went through: the node's port, in via.
+declare -A rows_per_transaction=([by_tenant]=5 [by_id]=4)
+script=$CLUSTERS_DIR/$coordinator/insert.sql
+cat >"$script" <<'SQL'
+\set tenant random(1, 1000000)
+INSERT INTO by_tenant (tenant, via) VALUES (:tenant, :via), (:tenant + 1, :via),
+  (:tenant + 2, :via), (:tenant + 3, :via), (:moved, :via);
+INSERT INTO by_id (tenant, via) SELECT :tenant, :via FROM generate_series(1, 4);
+SQL
+moved_tenant=1
+# insert NODE [pgbench args...]: the script through NODE; prints pgbench_run's figures.
+insert() {
+  local node=$1; shift
+  pgbench_run "$node" -f "$script" -D via="$(cluster_port "$node")" -D moved=$moved_tenant "$@"
+}
+# add_committed FILE...: counts the transactions of pgbench_run's figures in the files,
+# none of them failed.
+committed=0
+add_committed() {
+  local file tps processed failed
+  for file in "$@"; do
+    while read -r tps processed failed; do
+      ((failed == 0)) || fail "$failed transactions failed ($file: $tps $processed $failed)"
+      committed=$((committed + processed))
+    done <"$file"
+  done
+}
+# expect_rows: both tables hold every row of the transactions committed so far, once,
+# and the tenant table the $held_rows rows of the transaction held across the move.
+held_rows=0
+expect_rows() {
+  local table rows expected
+  for table in by_tenant by_id; do
+    rows=$(check_distinct "$coordinator" "$table")
+    expected=$((committed * rows_per_transaction[$table]))
+    [[ $table == by_tenant ]] && expected=$((expected + held_rows))
+    ((rows == expected)) || fail "$table holds $rows rows, expected $expected"
+  done
+}
+
+# 1. Inserts through the coordinator and each worker at once.
+for node in "${nodes[@]}"; do
+  insert "$node" -c "$clients" -j "$clients" -t "$transactions" >"$CLUSTERS_DIR/$node/concurrent.out" &
+done
+wait_all || fail "inserts through a node failed"
+for node in "${nodes[@]}"; do
+  add_committed "$CLUSTERS_DIR/$node/concurrent.out"
+done
+((committed == ${#nodes[@]} * clients * transactions)) ||
+  fail "$committed transactions of $((${#nodes[@]} * clients * transactions))"
+expect_rows
+figure "coordinator and ${#workers[@]} workers, $clients clients each, $transactions transactions per" \
+  "client: $((committed * 9)) rows into a table distributed by tenant and one by id," \
+  "0 duplicates, every row there"
+
+# 2. Each node mints with its group id as node id, and holds the claim of it.
+for node in "${nodes[@]}"; do
+  group=$(sql "$node" "SELECT groupid FROM pg_dist_local_group")
+  for table in by_tenant by_id; do
+    minted=$(sql "$coordinator" "SELECT string_agg(DISTINCT (snowflake_parse(id)).node_id::text, ',')
+      FROM $table WHERE via = $(cluster_port "$node")")
+    [[ $minted == "$group" ]] || fail "rows of $table through $node (group $group) have node ids $minted"
+  done
+  claim=$(sql "$node" "SELECT n.system_identifier = s.system_identifier
+    FROM snowflake_nodes n, pg_control_system() s WHERE n.node_id = $group")
+  [[ $claim == t ]] || fail "snowflake_nodes, as $node reads it, does not give node $group to $node"
+done
+claims=$(sql "$coordinator" "SELECT count(*) FROM snowflake_nodes")
+((claims == ${#nodes[@]})) || fail "$claims claims in snowflake_nodes for ${#nodes[@]} nodes"
+figure "node id = group id on every node (0 to ${#workers[@]}, node_source = citus); one claim" \
+  "per node in the reference table snowflake_nodes, read alike from every node"
+
+# 3. The shard of tenant $moved_tenant moves to the other worker while every node inserts,
+# in batches until told to stop. A transaction that inserted into the shard before the
+# move began commits while it runs: the move waits for it to make its replication slot.
+shard=$(sql "$coordinator" "SELECT get_shard_id_for_distribution_column('by_tenant', $moved_tenant)")
+placement() { sql "$coordinator" "SELECT string_agg(nodeport::text, ',') FROM citus_shards WHERE shardid = $shard"; }
+source_port=$(placement)
+target_port=$(cluster_port "${workers[0]}")
+[[ $source_port == "$target_port" ]] && target_port=$(cluster_port "${workers[1]}")
+source_worker=${workers[0]}
+[[ $(cluster_port "$source_worker") == "$source_port" ]] || source_worker=${workers[1]}
+stop=$CLUSTERS_DIR/$coordinator/stop-inserts
+rm -f "$stop"
+insert_until_stopped() { # NODE: batches through NODE, each batch's figures in loop.out
+  local out=$CLUSTERS_DIR/$1/loop.out
+  : >"$out"
+  until [[ -f $stop ]]; do insert "$1" -c 2 -j 2 -t 10 >>"$out" || return 1; done
+}
+batches() { wc -l <"$CLUSTERS_DIR/$1/loop.out"; }
+loops=()
+for node in "${nodes[@]}"; do
+  insert_until_stopped "$node" &
+  loops+=($!)
+done
+# alive TEXT PID...: every process PID still runs; else the step failed, as TEXT says.
+alive() {
+  local text=$1 pid; shift
+  for pid in "$@"; do kill -0 "$pid" 2>/dev/null || fail "$text"; done
+}
+# until_batches NODE N: waits until more than N batches went through NODE.
+until_batches() {
+  until (($(batches "$1") > $2)); do alive "inserts through a node failed" "${loops[@]}"; sleep 0.1; done
+}
+
+held_in=$CLUSTERS_DIR/$coordinator/held.fifo held_out=$CLUSTERS_DIR/$coordinator/held.out
+rm -f "$held_in" && mkfifo "$held_in"
+PGAPPNAME=held cluster_psql "$coordinator" -qAt <"$held_in" >"$held_out" 2>&1 &
+held_psql=$!
+exec {held}>"$held_in"
+echo "BEGIN; INSERT INTO by_tenant (tenant, via) SELECT $moved_tenant, 0 FROM generate_series(1, 3);" >&"$held"
+until [[ $(sql "$coordinator" "SELECT count(*) FROM pg_stat_activity
+    WHERE application_name = 'held' AND state = 'idle in transaction'") == 1 ]]; do
+  alive "the held transaction failed: $(cat "$held_out")" "$held_psql"
+  sleep 0.1
+done
+for node in "${nodes[@]}"; do until_batches "$node" 0; done
+
+move_out=$CLUSTERS_DIR/$coordinator/move.out
+sql "$coordinator" "SELECT clock_timestamp()" \
+  -c "SELECT citus_move_shard_placement($shard, '127.0.0.1', $source_port, '127.0.0.1', $target_port, 'force_logical')" \
+  -c "SELECT clock_timestamp()" >"$move_out" 2>&1 &
+move=$!
+until [[ $(sql "$source_worker" "SELECT count(*) FROM pg_replication_slots
+    WHERE slot_name LIKE 'citus_shard_move_slot%'") != 0 ]]; do
+  alive "the shard move ended before it made its slot: $(cat "$move_out")" "$move"
+  sleep 0.1
+done
+echo "INSERT INTO by_tenant (tenant, via) SELECT $moved_tenant, 0 FROM generate_series(1, 3);
+  COMMIT; SELECT clock_timestamp();" >&"$held"
+exec {held}>&-
+wait "$held_psql" || fail "the held transaction failed: $(cat "$held_out")"
+wait "$move" || fail "the shard move failed: $(cat "$move_out")"
+held_rows=6
+# After the move, one more batch through every node, then the inserts stop.
+declare -A after_move
+for node in "${nodes[@]}"; do after_move[$node]=$(batches "$node"); done
+for node in "${nodes[@]}"; do until_batches "$node" "${after_move[$node]}"; done
+touch "$stop"
+wait_all || fail "inserts through a node failed while the shard moved"
+mapfile -t move_times < <(grep -v '^$' "$move_out")
+committed_at=$(tail -n 1 "$held_out")
+[[ $(sql "$coordinator" "SELECT '$committed_at'::timestamptz > '${move_times[0]}'
+    AND '$committed_at'::timestamptz < '${move_times[1]}'") == t ]] ||
+  fail "the held transaction committed at $committed_at, not during the move (${move_times[*]}): $(cat "$held_out")"
+[[ $(placement) == "$target_port" ]] || fail "shard $shard is on $(placement), not on $target_port"
+for node in "${nodes[@]}"; do add_committed "$CLUSTERS_DIR/$node/loop.out"; done
+expect_rows
+held=$(sql "$coordinator" "SELECT count(*) FROM by_tenant WHERE via = 0")
+((held == held_rows)) || fail "$held rows of the transaction held across the move, expected $held_rows"
+during=$(sql "$coordinator" "SELECT count(*) FROM by_tenant WHERE tenant = $moved_tenant
+  AND (snowflake_parse(id)).ts BETWEEN '${move_times[0]}' AND '${move_times[1]}'")
+seconds=$(sql "$coordinator" "SELECT round(extract(epoch FROM '${move_times[1]}'::timestamptz
+  - '${move_times[0]}'::timestamptz), 1)")
+figure "shard $shard moved from port $source_port to $target_port (logical, $seconds s) while every node" \
+  "inserted: $during rows minted into it during the move, a transaction open across its start" \
+  "committed; $((committed * 9 + held_rows)) rows in all, 0 lost, 0 duplicates"
+
+# 4. Time ranges across the shards: the rows with id >= snowflake_floor(t1) and
+# id < snowflake_floor(t2) are exactly those whose own time is in [t1, t2), for bounds
+# taken from the rows (quartiles of their times), asked through the coordinator and a worker.
+ranges=0
+for table in by_tenant by_id; do
+  IFS='|' read -r t1 t2 < <(sql "$coordinator" "SELECT percentile_disc(0.25) WITHIN GROUP (ORDER BY ts),
+      percentile_disc(0.75) WITHIN GROUP (ORDER BY ts)
+    FROM (SELECT (snowflake_parse(id)).ts FROM $table) s")
+  for node in "$coordinator" "${workers[0]}"; do
+    differ=$(sql "$node" "WITH by_floor AS (SELECT id FROM $table
+        WHERE id >= snowflake_floor('$t1') AND id < snowflake_floor('$t2')),
+      by_time AS (SELECT id FROM $table
+        WHERE (snowflake_parse(id)).ts >= '$t1' AND (snowflake_parse(id)).ts < '$t2')
+      SELECT (SELECT count(*) FROM by_floor), (SELECT count(*) FROM by_time),
+        (SELECT count(*) FROM (TABLE by_floor EXCEPT TABLE by_time) a)
+        + (SELECT count(*) FROM (TABLE by_time EXCEPT TABLE by_floor) b)")
+    IFS='|' read -r by_floor by_time apart <<<"$differ"
+    ((by_floor == by_time && apart == 0 && by_floor > 0)) ||
+      fail "$table through $node, [$t1, $t2): $by_floor rows by floor, $by_time by time, $apart apart"
+    ranges=$((ranges + 1))
+  done
+done
+figure "$ranges time ranges by snowflake_floor (both tables, through the coordinator and a worker):" \
+  "exactly the rows whose parsed time is in range, across all shards"
+
+# 5. A third worker joins with the coordinator's node id in its configuration
+# (node_source = setting, node_id = 0). The extension is created on it first, so that the
+# reference table's metadata finds it there. Its first mint is refused, through an INSERT
+# and alone.
+taken=citus-worker3
+citus_node "$taken" $((port + 3)) snowflake.node_source=setting snowflake.node_id=0
+sql "$taken" "CREATE EXTENSION snowflake_pg"
+citus_add_worker "$coordinator" "$taken"
+refused=0
+for statement in "INSERT INTO by_tenant (tenant, via) VALUES (2, $((port + 3)))" "SELECT snowflake_next()"; do
+  out=$(sql "$taken" "$statement" 2>&1) && fail "$taken, with node id 0, ran: $statement"
+  [[ $out == *"node id 0 is claimed by another server"* ]] ||
+    fail "$taken, with node id 0, for $statement: $out"
+  refused=$((refused + 1))
+done
+[[ $(sql "$coordinator" "SELECT count(*) FROM by_tenant WHERE via = $((port + 3))") == 0 ]] ||
+  fail "a row went in through $taken"
+figure "a worker joining with the coordinator's node id: first mint refused ($refused of $refused" \
+  "statements: \"node id 0 is claimed by another server\")"
+
+# 6. A claim made in a transaction that rolls back is gone: the next mint claims again.
+# The new worker has no placement of the reference table yet, so its claims are written
+# and read on the other nodes. Node id 3 is free.
+sql "$taken" "SET snowflake.node_id = 3" -c "BEGIN" -c "SELECT snowflake_next()" -c "ROLLBACK" >/dev/null
+sql "$taken" "SET snowflake.node_id = 3" -c "SELECT snowflake_next()" >/dev/null
+claim=$(sql "$coordinator" "SELECT server FROM snowflake_nodes WHERE node_id = 3")
+[[ $claim == *"port $((port + 3))"* ]] ||
+  fail "after a claim rolled back and a new mint, snowflake_nodes gives node 3 to '$claim', not to $taken"
+figure "a claim rolled back on a worker without a placement of snowflake_nodes: claimed again at the next mint"
+
+# 7. A session of a Citus server not yet in the cluster reads group id 0 and mints as node
+# 0. Once the server has joined (as group 4 here), that session must not go on minting
+# as node 0, the coordinator's.
+late=citus-worker4
+citus_node "$late" $((port + 4)) snowflake.node_source=citus
+sql "$late" "CREATE EXTENSION snowflake_pg"
+out=$(cluster_psql "$late" -qAt -v ON_ERROR_STOP=0 2>&1 <<SQL
+SELECT 'before: ' || (snowflake_parse(snowflake_next())).node_id;
+\! $(pg_bin_of "$version")/psql -qAt -h $CLUSTERS_DIR/$coordinator -p $port -U postgres -c "SELECT citus_add_node('127.0.0.1', $((port + 4)))" >/dev/null
+SELECT 'group: ' || groupid FROM pg_dist_local_group;
+SELECT 'after: ' || (snowflake_parse(snowflake_next())).node_id;
+SQL
+)
+group=$(sed -n 's/^group: //p' <<<"$out")
+((group > 0)) || { echo "$out"; fail "$late did not join the cluster"; }
+after=$(sed -n 's/^after: //p' <<<"$out")
+[[ $after != 0 ]] || { echo "$out"; fail "a session of $late that minted before the join mints as node 0 after joining as group $group"; }
+figure "a session that minted before its server joined the cluster: after the join (group $group)," \
+  "${after:+node $after}${after:-refused}, not node 0"
+
+for node in "${nodes[@]}" "$taken" "$late"; do check_log "$node"; done
