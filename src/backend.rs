@@ -173,14 +173,17 @@ impl Backend {
 }
 
 /// The node id for `node_choice`, resolved, checked against the layout and claimed. A claim
-/// this transaction wrote holds only if it commits, and one it could not write is made in
-/// a later transaction: until this one ends, the backend watches.
+/// holds for good only once committed: one this transaction wrote, or found while it had
+/// written one before, is watched until the transaction ends; one it could not write is
+/// made in a later transaction.
 fn settle(node_choice: i64, fixed: &Fixed) -> Result<i64, Error> {
     let node_id = node::resolve(node_choice, &fixed.layout)?;
     match claims::claim(node_id, fixed)? {
-        Claimed::Pending(key) => watch(Watch::Claim(key)),
-        Claimed::NotYet => watch(Watch::Recheck),
-        Claimed::Held | Claimed::NoRegistry => {}
+        Claimed::Written(key) => watch(Watch::Claim(key)),
+        // Found with nothing watched: no claim of this transaction, so a committed one.
+        Claimed::Found(key) if WATCH.get().is_none() => claims::remember(key),
+        Claimed::Found(_) | Claimed::NotYet => watch(Watch::Recheck),
+        Claimed::Remembered | Claimed::NoRegistry => {}
     }
     Ok(node_id)
 }
@@ -190,7 +193,7 @@ fn settle(node_choice: i64, fixed: &Fixed) -> Result<i64, Error> {
 enum Watch {
     /// The claim it wrote: remembered if it commits, made again if not.
     Claim(claims::Key),
-    /// It could not claim: the next transaction settles the node id again.
+    /// The claim is not known to be committed: the next transaction settles again.
     Recheck,
 }
 
@@ -237,7 +240,8 @@ unsafe extern "C-unwind" fn on_xact_end(
     WATCH.set(None);
 }
 
-/// A subtransaction rolled back may have taken the claim with it.
+/// A subtransaction rolled back may have taken the claim with it: settled again now, and
+/// not remembered at commit unless written again.
 #[pg_guard]
 unsafe extern "C-unwind" fn on_subxact_end(
     event: pg_sys::SubXactEvent::Type,
@@ -249,7 +253,7 @@ unsafe extern "C-unwind" fn on_subxact_end(
         && matches!(WATCH.get(), Some(Watch::Claim(_)))
     {
         unsettle();
-        WATCH.set(None);
+        WATCH.set(Some(Watch::Recheck));
     }
 }
 

@@ -31,13 +31,17 @@ GRANT SELECT ON snowflake_nodes TO PUBLIC;
 
 -- Called by snowflake_next() as the extension's owner: inserts this server's claim when
 -- none holds the node id (and the transaction may write), then gives the row holding the
--- node id and the first row of another server with another layout or epoch.
+-- node id and the first row of another server with another layout or epoch, each saying
+-- whether this call wrote it. (Whether it wrote, not the row's xmin: read through Citus
+-- or postgres_fdw, a row's xmin is another server's.)
 -- Arguments: node id, system identifier, layout, epoch, whether it may write.
 CREATE FUNCTION snowflake_claim_node(integer, bigint, text, text, boolean)
 RETURNS TABLE (node_id integer, system_identifier bigint, server text, layout text,
-               epoch text, claimed_at text, claim_xmin text)
+               epoch text, claimed_at text, written boolean)
 VOLATILE LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
+DECLARE
+    wrote boolean := false;
 BEGIN
     -- Planned only when run: a read-only transaction checks the claims without writing.
     IF $5 THEN
@@ -49,12 +53,13 @@ BEGIN
                                 current_setting('port'))),
                 $3, $4::timestamptz, now())
         ON CONFLICT DO NOTHING;
+        wrote := FOUND;
     END IF;
     RETURN QUERY
         SELECT n.node_id, n.system_identifier, n.server, n.layout,
                to_char(n.epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS+00'),
                to_char(n.claimed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS+00'),
-               n.xmin::text
+               n.node_id = $1 AND wrote
         FROM @extschema@.snowflake_nodes n
         WHERE n.node_id = $1
            OR (n.system_identifier <> $2 AND (n.layout <> $3 OR n.epoch <> $4::timestamptz))
@@ -79,10 +84,12 @@ $$;
 /// What claiming found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Claimed {
-    /// The node id is this server's, committed: settled for good.
-    Held,
-    /// This transaction wrote the claim: settled only if it commits (`remember` then).
-    Pending(Key),
+    /// The node id is this server's: committed, unless this transaction wrote it earlier.
+    Found(Key),
+    /// Remembered as this server's for the server life.
+    Remembered,
+    /// This call wrote the claim: it holds only if the transaction commits.
+    Written(Key),
     /// No claim could be made in this transaction (read-only, or in parallel mode), and
     /// no other server holds the node id: claim it in a later one.
     NotYet,
@@ -147,7 +154,7 @@ pub fn claim(node_id: i64, fixed: &Fixed) -> Result<Claimed, Error> {
         node_id,
     };
     if is_remembered(key) {
-        return Ok(Claimed::Held);
+        return Ok(Claimed::Remembered);
     }
     // SAFETY: plain reads of process state.
     let may_write = unsafe { !pg_sys::XactReadOnly && !pg_sys::IsInParallelMode() };
@@ -176,8 +183,7 @@ pub fn claim(node_id: i64, fixed: &Fixed) -> Result<Claimed, Error> {
                         epoch: row.get::<String>(5)?.unwrap_or_default(),
                         claimed_at: row.get::<String>(6)?.unwrap_or_default(),
                     };
-                    let xmin = row.get::<String>(7)?.unwrap_or_default();
-                    Ok((claim, xmin.parse::<u32>().unwrap_or_default()))
+                    Ok((claim, row.get::<bool>(7)?.unwrap_or_default()))
                 })
                 .collect::<Result<Vec<_>, pgrx::spi::Error>>()
         })
@@ -185,7 +191,7 @@ pub fn claim(node_id: i64, fixed: &Fixed) -> Result<Claimed, Error> {
     .unwrap_or_else(|error| pgrx::error!("snowflake_pg could not read snowflake_nodes: {error}"));
 
     let mut held_here = None;
-    for (claim, xmin) in rows {
+    for (claim, written) in rows {
         let disagrees = claim.node_id != node_id;
         if disagrees || claim.system_identifier != own_system_identifier {
             let conflict = Box::new(ClaimConflict {
@@ -200,18 +206,12 @@ pub fn claim(node_id: i64, fixed: &Fixed) -> Result<Claimed, Error> {
                 Error::NodeClaimed(conflict)
             });
         }
-        held_here = Some(xmin);
+        held_here = Some(written);
     }
     Ok(match held_here {
         None => Claimed::NotYet,
-        // SAFETY: a plain query of this backend's transaction state.
-        Some(xmin) if unsafe { pg_sys::TransactionIdIsCurrentTransactionId(xmin.into()) } => {
-            Claimed::Pending(key)
-        }
-        Some(_) => {
-            remember(key);
-            Claimed::Held
-        }
+        Some(true) => Claimed::Written(key),
+        Some(false) => Claimed::Found(key),
     })
 }
 

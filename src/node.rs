@@ -25,15 +25,19 @@ pub fn resolve(choice: i64, layout: &Layout) -> Result<i64, Error> {
     Ok(group_id)
 }
 
-/// This node's group id: 0 on the coordinator, each worker its own.
+/// This node's group id: 0 on the coordinator, each worker its own. A node not yet in a
+/// cluster also reads group 0, the coordinator's: it is refused until its group is in
+/// Citus's node metadata, which the coordinator's `citus_add_node` (or, for the
+/// coordinator, `citus_set_coordinator_host`) puts there.
 fn citus_group_id() -> Result<i64, Error> {
     const GROUP: &str = "
-        SELECT l.groupid::int8
+        SELECT l.groupid::int8,
+               EXISTS (SELECT FROM pg_catalog.pg_dist_node d WHERE d.groupid = l.groupid)
         FROM pg_catalog.pg_extension e, pg_catalog.pg_dist_local_group l
         WHERE e.extname = 'citus'";
     const HAS_CITUS: &str =
         "SELECT pg_catalog.to_regclass('pg_catalog.pg_dist_local_group') IS NOT NULL";
-    Spi::connect(|client| {
+    let group = Spi::connect(|client| {
         if client
             .select(HAS_CITUS, None, &[])?
             .first()
@@ -46,10 +50,14 @@ fn citus_group_id() -> Result<i64, Error> {
         if group.is_empty() {
             return Ok(None);
         }
-        group.get_one::<i64>()
+        group.get_two::<i64, bool>().map(Some)
     })
     .unwrap_or_else(|error: pgrx::spi::Error| {
         pgrx::error!("snowflake_pg could not read the Citus group id: {error}")
-    })
-    .ok_or(Error::NoCitus)
+    });
+    match group {
+        None => Err(Error::NoCitus),
+        Some((Some(group_id), Some(true))) => Ok(group_id),
+        Some((group_id, _)) => Err(Error::NotInCitusCluster(group_id.unwrap_or_default())),
+    }
 }

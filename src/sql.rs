@@ -218,8 +218,12 @@ fn parts_row(
     row.set_by_name("ts", ts)
         .unwrap_or_else(|e| pgrx::error!("{e}"));
     for (name, value) in fields {
-        row.set_by_name(name, value)
-            .unwrap_or_else(|e| pgrx::error!("{e}"));
+        match row.set_by_name(name, value) {
+            // A database still on 0.1.0's objects (before ALTER EXTENSION snowflake_pg
+            // UPDATE) has no gene column, and its layout no gene bits.
+            Err(pgrx::datum::TryFromDatumError::NoSuchAttributeName(_)) if name == "gene" => {}
+            result => result.unwrap_or_else(|e| pgrx::error!("{e}")),
+        }
     }
     row
 }
