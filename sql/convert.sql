@@ -31,6 +31,9 @@ AS $holders$
    GROUP BY h.rel, a.attname, a.atttypid
 $holders$;
 
+COMMENT ON FUNCTION snowflake_key_holders(regclass, name) IS
+    'The column and every column that holds its values through foreign keys, to any depth, with its type and the constraints: what snowflake_convert widens.';
+
 -- PL/pgSQL, so the body is resolved at call time; the search_path is fixed to the
 -- extension's schema so that snowflake_next() in the new default and snowflake_floor()
 -- in the check are this extension's whatever the caller's search_path.

@@ -87,7 +87,7 @@ WITH o AS (INSERT INTO orders (customer_id, placed_at)
 INSERT INTO order_items (order_id, item) SELECT id, 'new item' FROM o;
 SELECT c.id > :old_customer AS customer_above, o.id > :old_order AS order_above,
        i.id > :old_item AS item_above,
-       (snowflake_parse(o.id)).ts BETWEEN now() - interval '1 minute' AND clock_timestamp() AS minted_now
+       (snowflake_parse(o.id)).ts BETWEEN now() - interval '1 minute' AND now() + interval '1 minute' AS minted_now
   FROM customers c JOIN orders o ON o.customer_id = c.id JOIN order_items i ON i.order_id = o.id
  WHERE c.name = 'dee';
 SELECT count(*) AS items, count(DISTINCT order_id) AS orders FROM order_items;
