@@ -43,6 +43,9 @@ install_extension_now() {
   rm -rf "$stage" && mkdir -p "$(dirname "$stage")"
   (cd "$SNOWFLAKE_PG_ROOT" && cargo pgrx package --pg-config "$pg_config" --out-dir "$stage") \
     >"$log" 2>&1 || { cat "$log"; return 1; }
+  # The install scripts of earlier versions too (pgrx stages only the upgrade scripts), so
+  # that CREATE EXTENSION ... VERSION can make an older version's objects.
+  cp "$SNOWFLAKE_PG_ROOT"/sql/snowflake_pg--*.sql "$stage$("$pg_config" --sharedir)/extension/"
   (cd "$stage" && find . -type f) | while read -r file; do
     local dest=/${file#./}
     mkdir -p "$(dirname "$dest")"
@@ -122,6 +125,10 @@ cluster_stop() {
   [[ -f $dir/data/postmaster.pid ]] || return 0
   as_pg "$(pg_bin_of "$(cluster_version "$1")")/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
 }
+
+# cluster_conninfo NAME: how another server of this machine reaches running cluster NAME
+# (database postgres), as a subscription's CONNECTION or postgres_fdw's options take it.
+cluster_conninfo() { echo "host=$CLUSTERS_DIR/$1 port=$(cluster_port "$1") user=postgres dbname=postgres"; }
 
 # --- psql and pgbench ------------------------------------------------------------------
 
