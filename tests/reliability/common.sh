@@ -172,3 +172,62 @@ citus_cluster() {
     citus_add_worker "$prefix-coordinator" "$prefix-worker$i"
   done
 }
+
+# --- Logical replication between a scenario's servers. Such a server is started with
+# log_line_prefix '%m [%p] %b ', so that a line of its log names the process it is from:
+# an apply or table synchronization worker is a "logical replication ... worker".
+
+# eventually TEXT COMMAND...: polls COMMAND until it succeeds. A guard against a step that
+# hangs, not a measure: it fails with TEXT after $EVENTUALLY_SECONDS (300 by default).
+eventually() {
+  local text=$1 deadline=$((SECONDS + ${EVENTUALLY_SECONDS:-300})); shift
+  until "$@"; do
+    ((SECONDS < deadline)) || fail "$text, after ${EVENTUALLY_SECONDS:-300} s"
+    sleep 0.1
+  done
+}
+
+# replication_errors NAME: the errors of NAME's logical replication workers, from its log.
+replication_errors() { grep -E 'logical replication [a-z ]*worker ERROR:' "$CLUSTERS_DIR/$1/server.log"; }
+
+# subscription_stats NAME: the errors and conflicts that NAME's subscriptions counted, in
+# total: apply_error_count and sync_error_count, and from PostgreSQL 18 on the conflict
+# counts by kind (confl_insert_exists and the others), summed from whatever columns the
+# version has.
+subscription_stats() {
+  sql "$1" "SELECT coalesce(sum(value::bigint), 0)
+    FROM pg_stat_subscription_stats s, json_each_text(row_to_json(s))
+    WHERE key IN ('apply_error_count', 'sync_error_count') OR key LIKE 'confl\_%'"
+}
+
+# caught_up SUBSCRIBER SUBSCRIPTION PUBLISHER LSN: SUBSCRIPTION of SUBSCRIBER has copied
+# its tables and applied PUBLISHER's changes up to LSN (what PostgreSQL's own tests wait
+# for). A replication error on SUBSCRIBER fails at once rather than waiting.
+caught_up() {
+  local errors
+  if errors=$(replication_errors "$1"); then fail "replication into $1 failed: $errors"; fi
+  [[ $(sql "$1" "SELECT count(*) FROM pg_subscription_rel r JOIN pg_subscription s
+      ON s.oid = r.srsubid WHERE s.subname = '$2' AND r.srsubstate <> 'r'") == 0 &&
+    $(sql "$3" "SELECT coalesce(bool_and(replay_lsn >= '$4'), false) FROM pg_stat_replication
+      WHERE application_name = '$2'") == t ]]
+}
+
+# subscription SUBSCRIBER PUBLISHER: the name of SUBSCRIBER's subscription to PUBLISHER,
+# which is also its slot's on PUBLISHER: "SUBSCRIBER_from_PUBLISHER", unique on both.
+subscription() { local name=${1}_from_$2; echo "${name//[^a-z0-9_]/_}"; }
+
+# replicated SUBSCRIBER PUBLISHER: waits until SUBSCRIBER's subscription to PUBLISHER has
+# applied everything PUBLISHER had written when called.
+replicated() {
+  local lsn
+  lsn=$(sql "$2" "SELECT pg_current_wal_lsn()")
+  eventually "$1 has not caught up with $2" caught_up "$1" "$(subscription "$1" "$2")" "$2" "$lsn"
+}
+
+# subscribe SUBSCRIBER PUBLISHER PUBLICATION [OPTIONS]: SUBSCRIBER subscribes to
+# PUBLICATION of PUBLISHER, WITH (OPTIONS) if given, and has copied its tables.
+subscribe() {
+  sql "$1" "SET client_min_messages = warning" -c "CREATE SUBSCRIPTION $(subscription "$1" "$2")
+    CONNECTION '$(cluster_conninfo "$2")' PUBLICATION $3 ${4:+WITH ($4)}"
+  replicated "$1" "$2"
+}
