@@ -28,24 +28,26 @@ as_pg() {
   if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
-# Builds the extension in release mode and installs it into PostgreSQL $1. Each file is
-# renamed into place, never rewritten, so a running server keeps the library it loaded.
-# One install at a time per machine: they share the staging directory and the targets.
-install_extension() {
-  (flock 9 && install_extension_now "$1") 9>"${TMPDIR:-/tmp}/snowflake_pg-install.lock"
+# stage_extension V DIR: builds the extension in release mode for PostgreSQL V and lays
+# out its files under DIR as they are to be installed (DIR/usr/lib/..., DIR/usr/share/...),
+# the install scripts of earlier versions included (pgrx stages only the upgrade scripts),
+# so that CREATE EXTENSION ... VERSION can make an older version's objects. One build at a
+# time per machine: builds share the target directory, and another version's build would
+# replace the library between this one's build and its copy. The build log is DIR.log.
+stage_extension() {
+  local pg_config stage=$2
+  pg_config=$(pg_config_of "$1") || return 1
+  rm -rf "$stage" && mkdir -p "$stage"
+  (flock 9 && cd "$SNOWFLAKE_PG_ROOT" && cargo pgrx package --pg-config "$pg_config" --out-dir "$stage") \
+    9>"${TMPDIR:-/tmp}/snowflake_pg-install.lock" >"$stage.log" 2>&1 || { cat "$stage.log" >&2; return 1; }
+  cp -n "$SNOWFLAKE_PG_ROOT"/sql/snowflake_pg--*.sql "$stage$("$pg_config" --sharedir)/extension/"
 }
 
-install_extension_now() {
-  local pg_config stage log
-  pg_config=$(pg_config_of "$1")
-  stage=$SNOWFLAKE_PG_ROOT/target/package-pg$1
-  log=$stage.log
-  rm -rf "$stage" && mkdir -p "$(dirname "$stage")"
-  (cd "$SNOWFLAKE_PG_ROOT" && cargo pgrx package --pg-config "$pg_config" --out-dir "$stage") \
-    >"$log" 2>&1 || { cat "$log"; return 1; }
-  # The install scripts of earlier versions too (pgrx stages only the upgrade scripts), so
-  # that CREATE EXTENSION ... VERSION can make an older version's objects.
-  cp "$SNOWFLAKE_PG_ROOT"/sql/snowflake_pg--*.sql "$stage$("$pg_config" --sharedir)/extension/"
+# install_extension V: builds the extension and installs it into PostgreSQL V. Each file is
+# renamed into place, never rewritten, so a running server keeps the library it loaded.
+install_extension() {
+  local stage=$SNOWFLAKE_PG_ROOT/target/package-pg$1
+  stage_extension "$1" "$stage" || return 1
   (cd "$stage" && find . -type f) | while read -r file; do
     local dest=/${file#./}
     mkdir -p "$(dirname "$dest")"

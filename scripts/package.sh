@@ -28,21 +28,8 @@ version=${version##*[#@]}
 package=postgresql-$pg-snowflake-pg
 deb=$SNOWFLAKE_PG_ROOT/target/debian/${package}_$version-1_$(dpkg --print-architecture).deb
 root=$SNOWFLAKE_PG_ROOT/target/debian/$package
-log=$root.build.log
-rm -rf "$root" "$deb" && mkdir -p "$root"
-
-# Under the lock install_extension takes (scripts/lib.sh): another version's build in
-# the same target directory would replace the library between its build and its copy.
-(flock 9 && cd "$SNOWFLAKE_PG_ROOT" && cargo pgrx package --pg-config "$pg_config" --out-dir "$root") \
-  9>"${TMPDIR:-/tmp}/snowflake_pg-install.lock" >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
-
-extension=$root$("$pg_config" --sharedir)/extension
-shopt -s nullglob
-for script in "$SNOWFLAKE_PG_ROOT"/sql/snowflake_pg--*.sql; do
-  # The install script of the version built is the one pgrx generates from this source.
-  [[ $(basename "$script") == "snowflake_pg--$version.sql" ]] || cp "$script" "$extension/"
-done
-shopt -u nullglob
+rm -f "$deb"
+stage_extension "$pg" "$root" || exit 1
 
 doc=$root/usr/share/doc/$package
 mkdir -p "$doc"
@@ -80,5 +67,5 @@ Description: time-ordered, cluster-unique 64-bit ids for PostgreSQL $pg
  .
  This package is for PostgreSQL $pg.
 EOF
-dpkg-deb --build --root-owner-group "$root" "$deb" >>"$log" 2>&1 || { cat "$log" >&2; exit 1; }
+dpkg-deb --build --root-owner-group "$root" "$deb" >>"$root.log" 2>&1 || { cat "$root.log" >&2; exit 1; }
 echo "$deb"

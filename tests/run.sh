@@ -44,6 +44,7 @@ for v in "${versions[@]}"; do
   run_step "pg$v: unit, property and pg tests" cargo_tests "$v"
   run_step "pg$v: build and install" install_extension "$v"
   run_step "pg$v: pg_regress suite" bash tests/regress.sh "$v"
+  run_step "pg$v: Debian package (apt-get install, pg_regress against it)" bash tests/package.sh "$v"
   run_step "pg$v: concurrency (pgbench)" bash tests/concurrency.sh "$v"
   run_step "pg$v: concurrency (pgbench), library preloaded" bash tests/concurrency.sh "$v" preload
   run_step "pg$v: concurrency (pgbench), gene layout" bash tests/concurrency.sh "$v" gene
