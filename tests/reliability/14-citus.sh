@@ -5,8 +5,8 @@
 # and by the id itself take inserts through every node at once; a shard moves between the
 # workers while inserts run; time ranges by snowflake_floor span the shards. A worker that
 # joins later with the coordinator's node id is refused at its first mint; a claim rolled
-# back is claimed again; a session that minted before its node joined the cluster does
-# not go on minting with the group id it had then (0, the coordinator's).
+# back is claimed again; a server not yet in the cluster (group 0, like the coordinator)
+# is refused, and its session settles again once the server has joined.
 set -euo pipefail
 # shellcheck source=tests/reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -43,6 +43,7 @@ done
 # tenant :moved (whose shard moves below), and 4 into the id table by INSERT .. SELECT.
 # Every row says which node it went through: the node's port, in via.
 declare -A rows_per_transaction=([by_tenant]=5 [by_id]=4)
+rows_per_transaction_in_all=$((rows_per_transaction[by_tenant] + rows_per_transaction[by_id]))
 script=$CLUSTERS_DIR/$coordinator/insert.sql
 cat >"$script" <<'SQL'
 \set tenant random(1, 1000000)
@@ -93,7 +94,7 @@ done
   fail "$committed transactions of $((${#nodes[@]} * clients * transactions))"
 expect_rows
 figure "coordinator and ${#workers[@]} workers, $clients clients each, $transactions transactions per" \
-  "client: $((committed * 9)) rows into a table distributed by tenant and one by id," \
+  "client: $((committed * rows_per_transaction_in_all)) rows into a table distributed by tenant and one by id," \
   "0 duplicates, every row there"
 
 # 2. Each node mints with its group id as node id, and holds the claim of it.
@@ -141,10 +142,9 @@ alive() {
   local text=$1 pid; shift
   for pid in "$@"; do kill -0 "$pid" 2>/dev/null || fail "$text"; done
 }
-# until_batches NODE N: waits until more than N batches went through NODE.
-until_batches() {
-  until (($(batches "$1") > $2)); do alive "inserts through a node failed" "${loops[@]}"; sleep 0.1; done
-}
+# batches_past NODE N: more than N batches went through NODE (the insert loops all alive).
+batches_past() { alive "inserts through a node failed" "${loops[@]}" && (($(batches "$1") > $2)); }
+ended() { ! kill -0 "$1" 2>/dev/null; } # PID: the process has ended
 
 held_in=$CLUSTERS_DIR/$coordinator/held.fifo held_out=$CLUSTERS_DIR/$coordinator/held.out
 rm -f "$held_in" && mkfifo "$held_in"
@@ -152,33 +152,39 @@ PGAPPNAME=held cluster_psql "$coordinator" -qAt <"$held_in" >"$held_out" 2>&1 &
 held_psql=$!
 exec {held}>"$held_in"
 echo "BEGIN; INSERT INTO by_tenant (tenant, via) SELECT $moved_tenant, 0 FROM generate_series(1, 3);" >&"$held"
-until [[ $(sql "$coordinator" "SELECT count(*) FROM pg_stat_activity
-    WHERE application_name = 'held' AND state = 'idle in transaction'") == 1 ]]; do
-  alive "the held transaction failed: $(cat "$held_out")" "$held_psql"
-  sleep 0.1
-done
-for node in "${nodes[@]}"; do until_batches "$node" 0; done
+held_open() {
+  alive "the held transaction failed: $(cat "$held_out")" "$held_psql" &&
+    [[ $(sql "$coordinator" "SELECT count(*) FROM pg_stat_activity
+      WHERE application_name = 'held' AND state = 'idle in transaction'") == 1 ]]
+}
+eventually "the held transaction did not begin" held_open
+for node in "${nodes[@]}"; do eventually "no inserts went through $node" batches_past "$node" 0; done
 
 move_out=$CLUSTERS_DIR/$coordinator/move.out
 sql "$coordinator" "SELECT clock_timestamp()" \
   -c "SELECT citus_move_shard_placement($shard, '127.0.0.1', $source_port, '127.0.0.1', $target_port, 'force_logical')" \
   -c "SELECT clock_timestamp()" >"$move_out" 2>&1 &
 move=$!
-until [[ $(sql "$source_worker" "SELECT count(*) FROM pg_replication_slots
-    WHERE slot_name LIKE 'citus_shard_move_slot%'") != 0 ]]; do
-  alive "the shard move ended before it made its slot: $(cat "$move_out")" "$move"
-  sleep 0.1
-done
+move_started() {
+  alive "the shard move ended before it made its slot: $(cat "$move_out")" "$move" &&
+    [[ $(sql "$source_worker" "SELECT count(*) FROM pg_replication_slots
+      WHERE slot_name LIKE 'citus_shard_move_slot%'") != 0 ]]
+}
+eventually "the shard move made no replication slot" move_started
 echo "INSERT INTO by_tenant (tenant, via) SELECT $moved_tenant, 0 FROM generate_series(1, 3);
   COMMIT; SELECT clock_timestamp();" >&"$held"
 exec {held}>&-
+eventually "the held transaction did not end" ended "$held_psql"
 wait "$held_psql" || fail "the held transaction failed: $(cat "$held_out")"
+eventually "the shard move did not end" ended "$move"
 wait "$move" || fail "the shard move failed: $(cat "$move_out")"
 held_rows=6
 # After the move, one more batch through every node, then the inserts stop.
 declare -A after_move
 for node in "${nodes[@]}"; do after_move[$node]=$(batches "$node"); done
-for node in "${nodes[@]}"; do until_batches "$node" "${after_move[$node]}"; done
+for node in "${nodes[@]}"; do
+  eventually "no inserts went through $node after the move" batches_past "$node" "${after_move[$node]}"
+done
 touch "$stop"
 wait_all || fail "inserts through a node failed while the shard moved"
 mapfile -t move_times < <(grep -v '^$' "$move_out")
@@ -197,7 +203,7 @@ seconds=$(sql "$coordinator" "SELECT round(extract(epoch FROM '${move_times[1]}'
   - '${move_times[0]}'::timestamptz), 1)")
 figure "shard $shard moved from port $source_port to $target_port (logical, $seconds s) while every node" \
   "inserted: $during rows minted into it during the move, a transaction open across its start" \
-  "committed; $((committed * 9 + held_rows)) rows in all, 0 lost, 0 duplicates"
+  "committed; $((committed * rows_per_transaction_in_all + held_rows)) rows in all, 0 lost, 0 duplicates"
 
 # 4. Time ranges across the shards: the rows with id >= snowflake_floor(t1) and
 # id < snowflake_floor(t2) are exactly those whose own time is in [t1, t2), for bounds
@@ -228,50 +234,58 @@ figure "$ranges time ranges by snowflake_floor (both tables, through the coordin
 # (node_source = setting, node_id = 0). The extension is created on it first, so that the
 # reference table's metadata finds it there. Its first mint is refused, through an INSERT
 # and alone.
-taken=citus-worker3
-citus_node "$taken" $((port + 3)) snowflake.node_source=setting snowflake.node_id=0
+taken=citus-worker3 taken_port=$((port + 3))
+citus_node "$taken" "$taken_port" snowflake.node_source=setting snowflake.node_id=0
 sql "$taken" "CREATE EXTENSION snowflake_pg"
 citus_add_worker "$coordinator" "$taken"
 refused=0
-for statement in "INSERT INTO by_tenant (tenant, via) VALUES (2, $((port + 3)))" "SELECT snowflake_next()"; do
+for statement in "INSERT INTO by_tenant (tenant, via) VALUES (2, $taken_port)" "SELECT snowflake_next()"; do
   out=$(sql "$taken" "$statement" 2>&1) && fail "$taken, with node id 0, ran: $statement"
   [[ $out == *"node id 0 is claimed by another server"* ]] ||
     fail "$taken, with node id 0, for $statement: $out"
   refused=$((refused + 1))
 done
-[[ $(sql "$coordinator" "SELECT count(*) FROM by_tenant WHERE via = $((port + 3))") == 0 ]] ||
+[[ $(sql "$coordinator" "SELECT count(*) FROM by_tenant WHERE via = $taken_port") == 0 ]] ||
   fail "a row went in through $taken"
 figure "a worker joining with the coordinator's node id: first mint refused ($refused of $refused" \
   "statements: \"node id 0 is claimed by another server\")"
 
 # 6. A claim made in a transaction that rolls back is gone: the next mint claims again.
-# The new worker has no placement of the reference table yet, so its claims are written
-# and read on the other nodes. Node id 3 is free.
+# The new worker has no placement of the reference table (Citus copies reference tables
+# to a new node only when a shard operation needs them), so its claims are written and
+# read on the other nodes. Node id 3 is free.
+placements=$(sql "$coordinator" "SELECT count(*) FROM pg_dist_placement p JOIN pg_dist_shard s
+  USING (shardid) JOIN pg_dist_node n USING (groupid)
+  WHERE s.logicalrelid = 'snowflake_nodes'::regclass AND n.nodeport = $taken_port")
+((placements == 0)) || fail "$taken has $placements placements of snowflake_nodes, expected none yet"
 sql "$taken" "SET snowflake.node_id = 3" -c "BEGIN" -c "SELECT snowflake_next()" -c "ROLLBACK" >/dev/null
 sql "$taken" "SET snowflake.node_id = 3" -c "SELECT snowflake_next()" >/dev/null
-claim=$(sql "$coordinator" "SELECT server FROM snowflake_nodes WHERE node_id = 3")
-[[ $claim == *"port $((port + 3))"* ]] ||
-  fail "after a claim rolled back and a new mint, snowflake_nodes gives node 3 to '$claim', not to $taken"
+holder=$(sql "$coordinator" "SELECT system_identifier FROM snowflake_nodes WHERE node_id = 3")
+[[ $holder == "$(sql "$taken" "SELECT system_identifier FROM pg_control_system()")" ]] ||
+  fail "after a claim rolled back and a new mint, snowflake_nodes gives node 3 to '$holder', not to $taken"
 figure "a claim rolled back on a worker without a placement of snowflake_nodes: claimed again at the next mint"
 
-# 7. A session of a Citus server not yet in the cluster reads group id 0 and mints as node
-# 0. Once the server has joined (as group 4 here), that session must not go on minting
-# as node 0, the coordinator's.
-late=citus-worker4
-citus_node "$late" $((port + 4)) snowflake.node_source=citus
+# 7. A Citus server not yet in the cluster reads group id 0, the coordinator's: its mints are
+# refused until it has joined. A session refused before the join settles its node id
+# again after it: here as group 4, which does not fit the 2 node bits, so refused again,
+# for that reason; never minting as node 0.
+late=citus-worker4 late_port=$((port + 4))
+citus_node "$late" "$late_port" snowflake.node_source=citus
 sql "$late" "CREATE EXTENSION snowflake_pg"
 out=$(cluster_psql "$late" -qAt -v ON_ERROR_STOP=0 2>&1 <<SQL
 SELECT 'before: ' || (snowflake_parse(snowflake_next())).node_id;
-\! $(pg_bin_of "$version")/psql -qAt -h $CLUSTERS_DIR/$coordinator -p $port -U postgres -c "SELECT citus_add_node('127.0.0.1', $((port + 4)))" >/dev/null
+\! $(pg_bin_of "$version")/psql -qAt -h $CLUSTERS_DIR/$coordinator -p $port -U postgres -c "SELECT citus_add_node('127.0.0.1', $late_port)" >/dev/null
 SELECT 'group: ' || groupid FROM pg_dist_local_group;
 SELECT 'after: ' || (snowflake_parse(snowflake_next())).node_id;
 SQL
 )
 group=$(sed -n 's/^group: //p' <<<"$out")
-((group > 0)) || { echo "$out"; fail "$late did not join the cluster"; }
-after=$(sed -n 's/^after: //p' <<<"$out")
-[[ $after != 0 ]] || { echo "$out"; fail "a session of $late that minted before the join mints as node 0 after joining as group $group"; }
-figure "a session that minted before its server joined the cluster: after the join (group $group)," \
-  "${after:+node $after}${after:-refused}, not node 0"
+((group == 4)) || { echo "$out"; fail "$late joined as group '$group', expected 4"; }
+grep -q '^ERROR:  this node is not in a Citus cluster yet: its group id 0 is not in pg_dist_node' <<<"$out" ||
+  { echo "$out"; fail "$late minted before it joined the cluster"; }
+grep -q "^ERROR:  this node's Citus group id 4 does not fit in the 2 node bits" <<<"$out" ||
+  { echo "$out"; fail "a session of $late refused before the join was not refused for its new group 4"; }
+figure "a server not yet in the cluster: mints refused (group 0 not in pg_dist_node); the same" \
+  "session after the join: refused for its new group 4 (2 node bits), never node 0"
 
 for node in "${nodes[@]}" "$taken" "$late"; do check_log "$node"; done
