@@ -154,9 +154,8 @@ pub enum Error {
     },
     /// `snowflake.node_source = citus` in a database without Citus.
     NoCitus,
-    /// A Citus node whose group is not in Citus's node metadata yet: its group id 0 would
-    /// be the coordinator's.
-    NotInCitusCluster(i64),
+    /// A Citus node not yet in a cluster: it reads group 0, which is the coordinator's.
+    NotInCitusCluster,
     /// This node's Citus group id does not fit the layout's node bits.
     GroupIdOutOfRange {
         group_id: i64,
@@ -303,9 +302,9 @@ impl Error {
             Error::NoCitus => {
                 "snowflake.node_source is citus, but Citus is not installed in this database".into()
             }
-            Error::NotInCitusCluster(group_id) => format!(
-                "this node is not in a Citus cluster yet: its group id {group_id} is not in pg_dist_node"
-            ),
+            Error::NotInCitusCluster => {
+                "this node is not in a Citus cluster yet: it reads group id 0, the coordinator's, and knows no other node".into()
+            }
             Error::GroupIdOutOfRange {
                 group_id,
                 node_bits,
@@ -448,7 +447,7 @@ impl Error {
             Error::NoCitus => Some(
                 "Create the citus extension in this database, or set snowflake.node_source = setting and give each server its snowflake.node_id.".into(),
             ),
-            Error::NotInCitusCluster(_) => Some(
+            Error::NotInCitusCluster => Some(
                 "Add it to the cluster with citus_add_node() on the coordinator (on the coordinator itself, call citus_set_coordinator_host()), or set snowflake.node_source = setting and give it a snowflake.node_id.".into(),
             ),
             Error::GroupIdOutOfRange { .. } => Some(

@@ -26,13 +26,13 @@ pub fn resolve(choice: i64, layout: &Layout) -> Result<i64, Error> {
 }
 
 /// This node's group id: 0 on the coordinator, each worker its own. A node not yet in a
-/// cluster also reads group 0, the coordinator's: it is refused until its group is in
-/// Citus's node metadata, which the coordinator's `citus_add_node` (or, for the
-/// coordinator, `citus_set_coordinator_host`) puts there.
+/// cluster also reads group 0, the coordinator's, and knows no node: it is refused until
+/// the coordinator's `citus_add_node` gives it its group. Only a coordinator gives group
+/// ids, so another group is a member's; a group 0 that knows other nodes is a coordinator.
 fn citus_group_id() -> Result<i64, Error> {
     const GROUP: &str = "
         SELECT l.groupid::int8,
-               EXISTS (SELECT FROM pg_catalog.pg_dist_node d WHERE d.groupid = l.groupid)
+               l.groupid <> 0 OR EXISTS (SELECT FROM pg_catalog.pg_dist_node)
         FROM pg_catalog.pg_extension e, pg_catalog.pg_dist_local_group l
         WHERE e.extname = 'citus'";
     const HAS_CITUS: &str =
@@ -58,6 +58,6 @@ fn citus_group_id() -> Result<i64, Error> {
     match group {
         None => Err(Error::NoCitus),
         Some((Some(group_id), Some(true))) => Ok(group_id),
-        Some((group_id, _)) => Err(Error::NotInCitusCluster(group_id.unwrap_or_default())),
+        Some(_) => Err(Error::NotInCitusCluster),
     }
 }

@@ -57,7 +57,7 @@ fn sqlstate(error: &Error) -> PgSqlErrorCode {
         | Error::ClockBehind { .. }
         | Error::TimeRangeExhausted
         | Error::NoCitus
-        | Error::NotInCitusCluster(_)
+        | Error::NotInCitusCluster
         | Error::NodeClaimed(_)
         | Error::ClaimDisagrees(_) => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
     }

@@ -281,11 +281,11 @@ SQL
 )
 group=$(sed -n 's/^group: //p' <<<"$out")
 ((group == 4)) || { echo "$out"; fail "$late joined as group '$group', expected 4"; }
-grep -q '^ERROR:  this node is not in a Citus cluster yet: its group id 0 is not in pg_dist_node' <<<"$out" ||
+grep -q '^ERROR:  this node is not in a Citus cluster yet: it reads group id 0, the coordinator.s, and knows no other node' <<<"$out" ||
   { echo "$out"; fail "$late minted before it joined the cluster"; }
 grep -q "^ERROR:  this node's Citus group id 4 does not fit in the 2 node bits" <<<"$out" ||
   { echo "$out"; fail "a session of $late refused before the join was not refused for its new group 4"; }
-figure "a server not yet in the cluster: mints refused (group 0 not in pg_dist_node); the same" \
+figure "a server not yet in the cluster: mints refused (group 0, no other node known); the same" \
   "session after the join: refused for its new group 4 (2 node bits), never node 0"
 
 for node in "${nodes[@]}" "$taken" "$late"; do check_log "$node"; done
