@@ -157,8 +157,11 @@ mod tests {
         assert_eq!(
             labels,
             Ok(Some(
-                "snowflake_at:ss1 snowflake_compose:ss0 snowflake_floor:ss1 snowflake_layout:ss1 \
-                 snowflake_next:vs0 snowflake_next:vs0 snowflake_parse:ss1 snowflake_parse:ss1"
+                "snowflake_at:ss1 snowflake_bounds:ss1 snowflake_claim_node:vu0 \
+                 snowflake_compose:ss0 snowflake_convert:vu0 snowflake_decode:is1 \
+                 snowflake_encode:is1 snowflake_floor:ss1 snowflake_key_holders:ss1 \
+                 snowflake_layout:ss1 snowflake_next:vs0 snowflake_next:vs0 snowflake_parse:ss1 \
+                 snowflake_parse:ss1 snowflake_release_node:vu1 snowflake_server_status:vs1"
                     .into()
             ))
         );
@@ -250,5 +253,69 @@ mod tests {
     #[pg_test(error = "node 4 does not fit the layout: it goes from 0 to 3")]
     fn compose_refuses_a_part_that_does_not_fit() {
         Spi::run("SELECT snowflake_compose(now(), 4, 0, 0)").unwrap();
+    }
+
+    #[pg_test]
+    fn the_first_id_of_a_node_id_claims_it_for_this_server() {
+        Spi::run("SET snowflake.node_id = 1").unwrap();
+        one("SELECT snowflake_next()");
+        let claims = one("SELECT count(*) FROM snowflake_nodes WHERE node_id = 1
+               AND system_identifier = (SELECT system_identifier FROM pg_control_system())
+               AND layout = snowflake_layout()");
+        assert_eq!(claims, 1);
+    }
+
+    #[pg_test(error = "node id 2 is claimed by another server")]
+    fn another_servers_claim_refuses_the_node_id() {
+        Spi::run(
+            "INSERT INTO snowflake_nodes VALUES
+               (2, 42, 'elsewhere', snowflake_layout(), '2020-01-01 00:00:00+00', now())",
+        )
+        .unwrap();
+        Spi::run("SET snowflake.node_id = 2").unwrap();
+        Spi::run("SELECT snowflake_next()").unwrap();
+    }
+
+    #[pg_test(error = "this server's layout or epoch differs from that of node 3")]
+    fn another_servers_layout_refuses_every_node_id() {
+        Spi::run(
+            "INSERT INTO snowflake_nodes VALUES
+               (3, 43, 'elsewhere', 'time:41, node:5, slot:5, sequence:12',
+                '2020-01-01 00:00:00+00', now())",
+        )
+        .unwrap();
+        Spi::run("SET snowflake.node_id = 1").unwrap();
+        Spi::run("SELECT snowflake_next()").unwrap();
+    }
+
+    #[pg_test]
+    fn the_status_view_tells_the_node_its_source_and_the_layout() {
+        Spi::run("SET snowflake.node_id = 3").unwrap();
+        let (node_id, source) =
+            Spi::get_two::<i32, String>("SELECT node_id, node_source FROM snowflake_status")
+                .unwrap();
+        assert_eq!((node_id, source.as_deref()), (Some(3), Some("setting")));
+        let layout = Spi::get_one::<String>("SELECT layout FROM snowflake_status").unwrap();
+        assert_eq!(
+            layout.as_deref(),
+            Some("time:41, node:2, slot:8, sequence:12")
+        );
+    }
+
+    #[pg_test]
+    fn text_forms_round_trip_and_sort_as_the_ids() {
+        let wrong = one(
+            "SELECT count(*) FROM (VALUES (0::bigint), (1), (9223372036854775807), (912414338541690884)) v(id)
+             WHERE snowflake_decode(snowflake_encode(id)) <> id
+                OR snowflake_decode(snowflake_encode(id, 'base62'), 'base62') <> id",
+        );
+        assert_eq!(wrong, 0);
+        let out_of_order = one(
+            "SELECT count(*) FROM (SELECT snowflake_encode(id) COLLATE \"C\" AS text,
+                    lag(snowflake_encode(id)) OVER (ORDER BY id) COLLATE \"C\" AS before
+                  FROM (SELECT snowflake_next() AS id FROM generate_series(1, 1000)) ids) t
+             WHERE before >= text",
+        );
+        assert_eq!(out_of_order, 0);
     }
 }
