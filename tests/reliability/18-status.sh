@@ -25,7 +25,7 @@ counters() {
 all_at() { [[ $(find "$CLUSTERS_DIR/$1" -name "$2.*" | wc -l) == "$sessions" ]]; }
 
 # --- With preload: the server's counters ------------------------------------------------
-name=status$version-preload port=$((port_base + 18)) dir=$CLUSTERS_DIR/status$version-preload
+name=status$version-preload port=$((port_base + 44)) dir=$CLUSTERS_DIR/status$version-preload
 start_faked "$name" "$port" shared_preload_libraries=snowflake_pg "snowflake.max_lead_ms=$max_lead_ms"
 sql "$name" "CREATE EXTENSION snowflake_pg"
 step "$name" "$ahead"
@@ -86,7 +86,7 @@ figure "preload, $sessions live sessions: backends_minting $sessions, high-water
   "($waits spent-tick waits)"
 
 # --- Without preload: each session's own -------------------------------------------------
-name=status$version-stock port=$((port_base + 19)) offset=$CLUSTERS_DIR/status$version-stock.offset
+name=status$version-stock port=$((port_base + 45)) offset=$CLUSTERS_DIR/status$version-stock.offset
 start_faked "$name" "$port" "snowflake.max_lead_ms=$max_lead_ms"
 sql "$name" "CREATE EXTENSION snowflake_pg"
 out=$(cluster_psql "$name" -qAt -v ON_ERROR_STOP=0 -v VERBOSITY=verbose 2>&1 <<SQL
