@@ -32,6 +32,17 @@ SELECT snowflake_layout();
 SELECT * FROM snowflake_parse(175928847299117063, 'discord');
 SELECT snowflake_compose('2026-11-22 10:00:00+00', 1, 42, 7, 0, 'js53') AS js53_id;
 
+-- 6. Ids as text that sorts as they do, and back.
+SELECT id, snowflake_encode(id) AS base32, snowflake_encode(id, 'base62') AS base62,
+       snowflake_decode(snowflake_encode(id)) = id AS round_trip
+  FROM orders ORDER BY id LIMIT 3;
+
+-- 7. The node id this server claimed, and its state.
+SELECT node_id, server, layout FROM snowflake_nodes;
+\x on
+SELECT * FROM snowflake_status;
+\x off
+
 -- Two million ids in one statement, all distinct.
 SELECT count(DISTINCT snowflake_next()) AS distinct_ids FROM generate_series(1, 2000000);
 
