@@ -121,8 +121,8 @@ impl Backend {
         })
     }
 
-    /// The next `(tick, sequence)` pair, with the minter following `snowflake.node_id`,
-    /// within the server's high-water mark.
+    /// The next `(tick, sequence)` pair, the node id settled again first if what decides it
+    /// changed (or its claim must be made again), within the server's high-water mark.
     #[inline(always)]
     fn next(&mut self) -> Result<(i64, u32), Error> {
         let node_choice = settings::node_choice();
