@@ -90,8 +90,8 @@ pub enum Claimed {
     Remembered,
     /// This call wrote the claim: it holds only if the transaction commits.
     Written(Key),
-    /// No claim could be made in this transaction (read-only, or in parallel mode), and
-    /// no other server holds the node id: claim it in a later one.
+    /// No claim could be made in this transaction (read-only, or a parallel plan, which
+    /// checks nothing either): claim it in a later one.
     NotYet,
     /// The database's snowflake_pg predates claims (until `ALTER EXTENSION ... UPDATE`).
     NoRegistry,
@@ -144,6 +144,12 @@ pub fn request() {
 /// Claims `node_id` for this server in this database's `snowflake_nodes`, or says which
 /// server holds it or mints differently. Runs SQL: call only where an ERROR may be raised.
 pub fn claim(node_id: i64, fixed: &Fixed) -> Result<Claimed, Error> {
+    // A parallel plan's leader and workers may not start commands, which the claims
+    // function does: the node id is claimed and checked in a later transaction.
+    // SAFETY: a plain read of process state.
+    if unsafe { pg_sys::IsInParallelMode() } {
+        return Ok(Claimed::NotYet);
+    }
     let Some((function, registry, owner)) = find_registry() else {
         return Ok(Claimed::NoRegistry);
     };
@@ -156,8 +162,8 @@ pub fn claim(node_id: i64, fixed: &Fixed) -> Result<Claimed, Error> {
     if is_remembered(key) {
         return Ok(Claimed::Remembered);
     }
-    // SAFETY: plain reads of process state.
-    let may_write = unsafe { !pg_sys::XactReadOnly && !pg_sys::IsInParallelMode() };
+    // SAFETY: a plain read of process state.
+    let may_write = unsafe { !pg_sys::XactReadOnly };
     // SAFETY: reads the control file's copy in shared memory.
     let own_system_identifier = unsafe { pg_sys::GetSystemIdentifier() } as i64;
     let own_layout = fixed.layout.to_string();
