@@ -14,6 +14,7 @@ CREATE FUNCTION snowflake_key_holders(tbl regclass, col name,
     OUT rel regclass, OUT attname name, OUT type regtype, OUT via text)
 RETURNS SETOF record
 LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
 AS $holders$
   WITH RECURSIVE holders(rel, attnum, via) AS (
     SELECT a.attrelid, a.attnum, NULL::name
@@ -34,13 +35,14 @@ $holders$;
 COMMENT ON FUNCTION snowflake_key_holders(regclass, name) IS
     'The column and every column that holds its values through foreign keys, to any depth, with its type and the constraints: what snowflake_convert widens.';
 
--- PL/pgSQL, so the body is resolved at call time; the search_path is fixed to the
--- extension's schema so that snowflake_next() in the new default and snowflake_floor()
--- in the check are this extension's whatever the caller's search_path.
+-- PL/pgSQL, so the body is resolved at call time, under a search_path of pg_catalog
+-- alone: no function or operator of another schema (the caller's, or one that other roles
+-- may create in) can stand in for a built-in one. The extension's own functions are named
+-- with its schema.
 CREATE FUNCTION snowflake_convert(tbl regclass, col name)
 RETURNS TABLE (table_name regclass, column_name name, change text)
 LANGUAGE plpgsql
-SET search_path = @extschema@, pg_temp
+SET search_path = pg_catalog, pg_temp
 AS $convert$
 DECLARE
   key_attnum smallint;
@@ -92,7 +94,7 @@ BEGIN
     FROM pg_attrdef d WHERE d.adrelid = tbl AND d.adnum = key_attnum;
   IF EXISTS (SELECT FROM pg_attrdef d JOIN pg_depend dep ON dep.classid = 'pg_attrdef'::regclass
               AND dep.objid = d.oid AND dep.refclassid = 'pg_proc'::regclass
-              AND dep.refobjid = 'snowflake_next()'::regprocedure
+              AND dep.refobjid = '@extschema@.snowflake_next()'::regprocedure
              WHERE d.adrelid = tbl AND d.adnum = key_attnum) THEN
     RAISE EXCEPTION 'column "%" of table % already defaults to snowflake_next()', col, tbl
       USING ERRCODE = 'object_not_in_prerequisite_state';
@@ -133,7 +135,7 @@ BEGIN
   -- Nobody writes while the old keys are compared with the new ids and the tables change.
   EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
   EXECUTE format('SELECT max(%I) FROM %s', col, tbl) INTO largest;
-  first_id := snowflake_floor(now());
+  first_id := @extschema@.snowflake_floor(now());
   IF largest >= first_id THEN
     RAISE EXCEPTION 'column "%" of table % holds %, which is not below the snowflake ids of now', col, tbl, largest
       USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -148,7 +150,7 @@ BEGIN
   IF key_identity <> '' THEN
     EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
   END IF;
-  EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT snowflake_next()', tbl, col);
+  EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT @extschema@.snowflake_next()', tbl, col);
   IF key_identity = '' THEN
     EXECUTE format('DROP SEQUENCE %s', seq);
   END IF;
@@ -167,12 +169,12 @@ BEGIN
     SELECT h.rel::regclass, h.attname,
            format(CASE WHEN h.type IN ('smallint', 'integer') THEN '%s to bigint, for foreign key %s'
                        ELSE '%s already, for foreign key %s' END, h.type, h.via)
-      FROM snowflake_key_holders(tbl, col) h WHERE h.via IS NOT NULL
+      FROM @extschema@.snowflake_key_holders(tbl, col) h WHERE h.via IS NOT NULL
      ORDER BY h.rel::regclass::text, h.attname;
   -- One rewrite of each table, the key's own included.
   FOR rel, alters IN
     SELECT h.rel, string_agg(format('ALTER COLUMN %I TYPE bigint', h.attname), ', ')
-      FROM snowflake_key_holders(tbl, col) h WHERE h.type IN ('smallint', 'integer')
+      FROM @extschema@.snowflake_key_holders(tbl, col) h WHERE h.type IN ('smallint', 'integer')
      GROUP BY h.rel
   LOOP
     EXECUTE format('ALTER TABLE %s %s', rel, alters);

@@ -2,15 +2,15 @@
 -- the bounds of a range partition on an id column: a partition FROM (lower) TO (upper)
 -- holds exactly the ids minted in that time range (by snowflake_next() or snowflake_at()),
 -- whatever the layout, since both ends are snowflake_floor(). PL/pgSQL, so the body is
--- resolved at call time, with the extension's schema fixed for snowflake_floor().
+-- resolved at call time, under a search_path of pg_catalog alone (see snowflake_convert).
 CREATE FUNCTION snowflake_bounds(from_ts timestamptz, to_ts timestamptz,
     OUT lower bigint, OUT upper bigint)
 LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
-SET search_path = @extschema@, pg_temp
+SET search_path = pg_catalog, pg_temp
 AS $bounds$
 BEGIN
-  lower := snowflake_floor(from_ts);
-  upper := snowflake_floor(to_ts);
+  lower := @extschema@.snowflake_floor(from_ts);
+  upper := @extschema@.snowflake_floor(to_ts);
   -- A range within one tick (a layout with 10 ms or 1 s ticks) is empty too.
   IF lower >= upper THEN
     RAISE EXCEPTION 'the time range [%, %) holds no snowflake id', from_ts, to_ts

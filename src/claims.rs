@@ -12,6 +12,7 @@
 use crate::error::{Claim, ClaimConflict, Error};
 use crate::settings::Fixed;
 use crate::time::format_unix_ms;
+use crate::trusted_sql;
 use pgrx::prelude::*;
 use pgrx::{pg_shmem_init, pg_sys, PGRXSharedMemory, PgLwLock};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -150,7 +151,12 @@ pub fn claim(node_id: i64, fixed: &Fixed) -> Result<Claimed, Error> {
     if unsafe { pg_sys::IsInParallelMode() } {
         return Ok(Claimed::NotYet);
     }
-    let Some((function, registry, owner)) = find_registry() else {
+    let Some(Registry {
+        schema,
+        function: registry,
+        owner,
+    }) = find_registry()?
+    else {
         return Ok(Claimed::NoRegistry);
     };
     let key = Key {
@@ -168,9 +174,11 @@ pub fn claim(node_id: i64, fixed: &Fixed) -> Result<Claimed, Error> {
     let own_system_identifier = unsafe { pg_sys::GetSystemIdentifier() } as i64;
     let own_layout = fixed.layout.to_string();
     let own_epoch = format_unix_ms(fixed.epoch.unix_ms());
-    let rows = as_user(owner, || {
+    // The extension's own function, in its schema, with the exact types of its arguments:
+    // no other function can be chosen, whoever may create functions in that schema.
+    let query = format!("SELECT * FROM {schema}.snowflake_claim_node($1, $2, $3, $4, $5)");
+    let rows = trusted_sql::as_owner(owner, || {
         Spi::connect(|client| {
-            let query = format!("SELECT * FROM {function}($1, $2, $3, $4, $5)");
             let args = [
                 (node_id as i32).into(),
                 own_system_identifier.into(),
@@ -194,7 +202,10 @@ pub fn claim(node_id: i64, fixed: &Fixed) -> Result<Claimed, Error> {
                 .collect::<Result<Vec<_>, pgrx::spi::Error>>()
         })
     })
-    .unwrap_or_else(|error| pgrx::error!("snowflake_pg could not read snowflake_nodes: {error}"));
+    .map_err(|error| Error::CatalogRead {
+        what: "snowflake_nodes",
+        reason: error.to_string(),
+    })?;
 
     let mut held_here = None;
     for (claim, written) in rows {
@@ -242,46 +253,54 @@ fn is_remembered(key: Key) -> bool {
     }
 }
 
-/// The claims function of this database's snowflake_pg, its oid and the extension's owner;
-/// none when the extension predates claims (before `ALTER EXTENSION snowflake_pg UPDATE`).
-fn find_registry() -> Option<(String, u32, pg_sys::Oid)> {
-    const FIND: &str = "
-        SELECT format('%I.snowflake_claim_node', n.nspname), f.oid::int8, e.extowner
-        FROM pg_catalog.pg_extension e
-        JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
-        CROSS JOIN LATERAL pg_catalog.to_regprocedure(format(
-            '%I.snowflake_claim_node(integer, bigint, text, text, boolean)', n.nspname)) f(oid)
-        WHERE e.extname = 'snowflake_pg' AND f.oid IS NOT NULL";
-    Spi::connect(|client| {
-        let row = client.select(FIND, Some(1), &[])?.first();
-        if row.is_empty() {
-            return Ok(None);
-        }
-        let (function, oid, owner) = row.get_three::<String, i64, pg_sys::Oid>()?;
-        Ok(function
-            .zip(oid)
-            .zip(owner)
-            .map(|((f, o), w)| (f, o as u32, w)))
-    })
-    .unwrap_or_else(|error: pgrx::spi::Error| {
-        pgrx::error!("snowflake_pg could not find snowflake_nodes: {error}")
-    })
+/// Where this database's snowflake_pg keeps its claims.
+struct Registry {
+    /// The extension's schema, quoted for SQL.
+    schema: String,
+    /// The claims function, which a remembered claim names.
+    function: u32,
+    /// The extension's owner, who may write the claims.
+    owner: pg_sys::Oid,
 }
 
-/// Runs `f` as `user`: the claims table is written by the extension's owner, whoever calls
-/// `snowflake_next()`. An ERROR inside is fine: aborting the transaction restores the user.
-fn as_user<T>(user: pg_sys::Oid, f: impl FnOnce() -> T) -> T {
-    let (mut saved_user, mut saved_context) = (pg_sys::Oid::INVALID, 0);
-    // SAFETY: reads and sets this backend's current user, as PostgreSQL's own code does.
-    unsafe {
-        pg_sys::GetUserIdAndSecContext(&mut saved_user, &mut saved_context);
-        pg_sys::SetUserIdAndSecContext(
-            user,
-            saved_context | pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32,
-        );
-    }
-    let result = f();
-    // SAFETY: as above.
-    unsafe { pg_sys::SetUserIdAndSecContext(saved_user, saved_context) };
-    result
+/// This database's claims function, found by its membership in the extension (not by
+/// name), with every name and operator of the lookup qualified; none when the extension
+/// predates claims (before `ALTER EXTENSION snowflake_pg UPDATE`).
+fn find_registry() -> Result<Option<Registry>, Error> {
+    const FIND: &str = "
+        SELECT pg_catalog.quote_ident(n.nspname), p.oid::pg_catalog.int8, e.extowner
+        FROM pg_catalog.pg_extension e
+        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+        JOIN pg_catalog.pg_depend d
+          ON d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+         AND d.refobjid OPERATOR(pg_catalog.=) e.oid
+         AND d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+         AND d.deptype OPERATOR(pg_catalog.=) 'e'
+        JOIN pg_catalog.pg_proc p
+          ON p.oid OPERATOR(pg_catalog.=) d.objid
+         AND p.pronamespace OPERATOR(pg_catalog.=) e.extnamespace
+         AND p.proname OPERATOR(pg_catalog.=) 'snowflake_claim_node'
+         AND p.proargtypes OPERATOR(pg_catalog.=) '23 20 25 25 16'::pg_catalog.oidvector
+        WHERE e.extname OPERATOR(pg_catalog.=) 'snowflake_pg'";
+    trusted_sql::with_fixed_search_path(|| {
+        Spi::connect(|client| {
+            let row = client.select(FIND, Some(1), &[])?.first();
+            if row.is_empty() {
+                return Ok(None);
+            }
+            let (schema, function, owner) = row.get_three::<String, i64, pg_sys::Oid>()?;
+            Ok(schema
+                .zip(function)
+                .zip(owner)
+                .map(|((schema, function), owner)| Registry {
+                    schema,
+                    function: function as u32,
+                    owner,
+                }))
+        })
+    })
+    .map_err(|error: pgrx::spi::Error| Error::CatalogRead {
+        what: "snowflake_nodes",
+        reason: error.to_string(),
+    })
 }

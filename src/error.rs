@@ -166,6 +166,25 @@ pub enum Error {
     NodeClaimed(Box<ClaimConflict>),
     /// A server of the same id space mints with another layout or epoch.
     ClaimDisagrees(Box<ClaimConflict>),
+    /// `snowflake.node_id` was given a value PostgreSQL could not hold in the setting (not
+    /// an integer), before the library defined it: PostgreSQL would have fallen back to 0.
+    NodeIdUnreadable {
+        value: String,
+    },
+    /// The process renewing the high-water mark did not finish within the bound: a minting
+    /// call waited for it that long.
+    RenewalStalled {
+        waited_ms: i64,
+    },
+    /// A catalog query of the extension failed in a way PostgreSQL did not report.
+    CatalogRead {
+        what: &'static str,
+        reason: String,
+    },
+    /// `snowflake_parse` was declared with a row type other than `snowflake_parts`.
+    PartsType(String),
+    /// The epoch lies where a timestamptz cannot show it.
+    EpochOutOfRange,
 }
 
 /// A character as a message shows it: quoted, or by its code point if it does not print.
@@ -319,11 +338,27 @@ impl Error {
                 "this server's layout or epoch differs from that of node {}",
                 conflict.claim.node_id
             ),
+            Error::NodeIdUnreadable { value } => {
+                format!("snowflake.node_id = \"{value}\" is not a node id")
+            }
+            Error::RenewalStalled { waited_ms } => format!(
+                "the snowflake_pg high-water mark was not moved ahead within {waited_ms} ms"
+            ),
+            Error::CatalogRead { what, reason } => {
+                format!("snowflake_pg could not read {what}: {reason}")
+            }
+            Error::PartsType(reason) => {
+                format!("snowflake_parse must return snowflake_parts: {reason}")
+            }
+            Error::EpochOutOfRange => "the epoch is out of range".into(),
         }
     }
 
     pub fn detail(&self) -> Option<String> {
         match self {
+            Error::NodeIdUnreadable { .. } => Some(
+                "It is not an integer. PostgreSQL would have set aside the value and minted as node 0, which another server may hold, so no id is minted until the value is fixed.".into(),
+            ),
             Error::NegativeId(_) => {
                 Some("Snowflake ids are 0 or greater: their sign bit is always 0.".into())
             }
@@ -459,6 +494,12 @@ impl Error {
             )),
             Error::ClaimDisagrees(_) => Some(
                 "Every server sharing an id space must mint with the same snowflake.layout and snowflake.epoch.".into(),
+            ),
+            Error::NodeIdUnreadable { .. } => Some(
+                "Set snowflake.node_id to an integer node id in range, in postgresql.conf or wherever the value came from (ALTER SYSTEM, ALTER ROLE or DATABASE ... SET, PGOPTIONS, a SET before snowflake_pg was loaded).".into(),
+            ),
+            Error::RenewalStalled { .. } => Some(
+                "The process writing the mark file is stuck, most likely in fsync of the data directory's file system: look at that file system. No id is minted past the mark until it is written.".into(),
             ),
             _ => None,
         }

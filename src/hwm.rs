@@ -100,12 +100,20 @@ pub fn reserved() -> Option<i64> {
         .then(|| RESERVATION.get().reserved.load(Ordering::Acquire))
 }
 
+/// How long a call waits for another process to renew the reservation before it gives up
+/// with an error: renewing is one write and two fsyncs of a small file, so a wait this long
+/// means the file system is stuck, and a call should not hang with it.
+pub const RENEWAL_WAIT_BOUND_MS: i64 = 10_000;
+
 /// Renews the reservation for a call about to mint in `tick`, past the renewal point.
 /// Fails only when `tick` lies past the reservation and it cannot be moved: then no id of
-/// that tick may be handed out.
+/// that tick may be handed out. Waiting for another process's renewal, the call stays
+/// interruptible (statement_timeout, pg_cancel_backend) and gives up after
+/// `RENEWAL_WAIT_BOUND_MS`.
 #[cold]
 pub fn renew(tick: i64, fixed: &Fixed) -> Result<(), Error> {
     let shared = RESERVATION.get();
+    let started = std::time::Instant::now();
     loop {
         let needed = tick > shared.reserved.load(Ordering::Acquire);
         if shared
@@ -120,7 +128,18 @@ pub fn renew(tick: i64, fixed: &Fixed) -> Result<(), Error> {
         if !needed {
             return Ok(()); // another backend is renewing; this tick is reserved already
         }
-        std::thread::sleep(std::time::Duration::from_millis(1));
+        let waited_ms = started.elapsed().as_millis() as i64;
+        if waited_ms >= RENEWAL_WAIT_BOUND_MS {
+            return Err(Error::RenewalStalled { waited_ms });
+        }
+        // SAFETY: at the boundary with PostgreSQL's C code, holding nothing to drop: a
+        // cancel or a timeout becomes the statement's ERROR.
+        unsafe {
+            pg_sys::panic::pgrx_extern_c_guard(|| {
+                pgrx::check_for_interrupts!();
+                pg_sys::pg_usleep(1000);
+            })
+        };
     }
 }
 

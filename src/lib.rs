@@ -28,6 +28,7 @@ mod status;
 mod test_rng;
 mod text_form;
 mod time;
+mod trusted_sql;
 
 #[cfg(any(test, feature = "pg_test"))]
 mod pg_tests;

@@ -42,7 +42,12 @@ fn sqlstate(error: &Error) -> PgSqlErrorCode {
         | Error::InvalidEpoch { .. }
         | Error::EpochInFuture { .. }
         | Error::UnknownTextForm(_)
-        | Error::NeedsPreload { .. } => ERRCODE_INVALID_PARAMETER_VALUE,
+        | Error::NeedsPreload { .. }
+        | Error::NodeIdUnreadable { .. } => ERRCODE_INVALID_PARAMETER_VALUE,
+        Error::RenewalStalled { .. } => ERRCODE_LOCK_NOT_AVAILABLE,
+        Error::CatalogRead { .. } => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+        Error::PartsType(_) => ERRCODE_DATATYPE_MISMATCH,
+        Error::EpochOutOfRange => ERRCODE_DATETIME_FIELD_OVERFLOW,
         Error::NullGene => ERRCODE_NULL_VALUE_NOT_ALLOWED,
         Error::TextFormLength { .. } | Error::TextFormCharacter { .. } => {
             ERRCODE_INVALID_TEXT_REPRESENTATION

@@ -15,7 +15,7 @@ use crate::time::Epoch;
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use pgrx::{pg_guard, pg_sys, PostgresGucEnum};
 use std::cell::Cell;
-use std::ffi::{CStr, CString};
+use std::ffi::{c_char, c_void, CStr, CString};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::OnceLock;
 
@@ -54,15 +54,30 @@ pub enum NodeSource {
     Citus,
 }
 
-/// What `node_choice` gives when the node id is the Citus group id; never a node id.
-pub const FROM_CITUS: i64 = -1;
+/// What `node_choice` gives when the node id is the Citus group id; never a node id (the
+/// setting holds an `i32`).
+pub const FROM_CITUS: i64 = i64::MIN + 1;
+/// What `node_choice` gives when `snowflake.node_id` was given a value PostgreSQL could not
+/// read (`unreadable_node_id`).
+pub const NODE_ID_UNREADABLE: i64 = i64::MIN + 2;
+
+/// What `snowflake.node_id` holds in place of a configured value PostgreSQL could not read:
+/// its default in such a process, so that PostgreSQL's fallback to the default lands here
+/// rather than on node 0. Refused like any node id out of range when SET.
+const UNREADABLE_STAND_IN: i32 = i32::MIN;
+const UNREADABLE_STAND_IN_TEXT: &CStr = c"-2147483648";
+
+/// The configured `snowflake.node_id` that PostgreSQL could not read, if any.
+static UNREADABLE_NODE_ID: OnceLock<String> = OnceLock::new();
 
 /// `node_choice`, kept up to date by the assign hooks of `snowflake.node_id` and
 /// `snowflake.node_source`, so that a call reads one value.
 static NODE_CHOICE: AtomicI64 = AtomicI64::new(0);
 
-/// True while `snowflake.node_id` is being defined: see `check_node_id`.
-static DEFINING_NODE_ID: AtomicBool = AtomicBool::new(false);
+/// True while the settings are being defined: PostgreSQL then applies the configured values
+/// again, and refusing one would only make it warn and fall back to the default. The check
+/// hooks let every value pass then; `register` checks them itself.
+static DEFINING: AtomicBool = AtomicBool::new(false);
 
 /// Set when the configuration gives a restart-only setting but the library was not preloaded.
 static NEEDS_PRELOAD: OnceLock<Error> = OnceLock::new();
@@ -84,18 +99,27 @@ pub fn register() {
     };
 
     NODE_BITS_GIVEN.store(configured(NODE_BITS_NAME).is_some(), Ordering::Relaxed);
+    DEFINING.store(true, Ordering::Relaxed);
     if preloading || not_configured(LAYOUT_NAME) {
-        GucRegistry::define_string_guc(
+        // SAFETY: the check hook is guarded and only reads the proposed value.
+        unsafe {
+            GucRegistry::define_string_guc_with_hooks(
             LAYOUT_NAME,
             c"The bit layout of ids: a preset (default, js53) or fields with their widths, such as 'time:41, node:2, slot:8, sequence:12'.",
             c"Empty means the default layout with snowflake.node_bits node bits. Changing it changes what every id means: it takes effect at server start, and only with snowflake_pg in shared_preload_libraries.",
             &LAYOUT,
             restart_only(),
             GucFlags::default(),
-        );
+            Some(check_layout),
+            None,
+            None,
+        )
+        };
     }
     if preloading || not_configured(NODE_BITS_NAME) {
-        GucRegistry::define_int_guc(
+        // SAFETY: as above.
+        unsafe {
+            GucRegistry::define_int_guc_with_hooks(
             NODE_BITS_NAME,
             c"How many of the 10 worker bits of an id name the node; the rest number the backend.",
             c"Changing it changes what every id means: it takes effect at server start, and only with snowflake_pg in shared_preload_libraries.",
@@ -108,27 +132,41 @@ pub fn register() {
             i32::MAX,
             restart_only(),
             GucFlags::default(),
-        );
+            Some(check_node_bits),
+            None,
+            None,
+        )
+        };
     }
     if preloading || not_configured(EPOCH_NAME) {
-        GucRegistry::define_string_guc(
+        // SAFETY: as above.
+        unsafe {
+            GucRegistry::define_string_guc_with_hooks(
             EPOCH_NAME,
             c"The time that ids count milliseconds from.",
             c"Changing it on a live system misparses old ids and can mint duplicates: it takes effect at server start, and only with snowflake_pg in shared_preload_libraries.",
             &EPOCH,
             restart_only(),
             GucFlags::default(),
-        );
+            Some(check_epoch),
+            None,
+            None,
+        )
+        };
     }
-    DEFINING_NODE_ID.store(true, Ordering::Relaxed);
-    // SAFETY: the check hook is guarded and only reads settings.
+    let unreadable_now = stand_in_for_unreadable_node_id();
+    // SAFETY: the check hook is guarded and only reads settings; the assign hook only
+    // stores a value.
     unsafe {
         GucRegistry::define_int_guc_with_hooks(
             NODE_ID_NAME,
             c"This server's node id: it must differ on every server that mints ids for the same tables.",
             c"Goes from 0 to 2^(node bits of the layout) - 1.",
             &NODE_ID,
-            0,
+            // Every integer is held, and checked against the layout when a backend settles
+            // its node id: PostgreSQL would only warn about a value out of this range and
+            // mint as node 0.
+            i32::MIN,
             i32::MAX,
             GucContext::Suset,
             GucFlags::default(),
@@ -137,7 +175,23 @@ pub fn register() {
             None,
         );
     }
-    DEFINING_NODE_ID.store(false, Ordering::Relaxed);
+    if unreadable_now {
+        // PostgreSQL set the unreadable value aside and kept the configured default or
+        // the default: the session's SET stands, as the stand-in.
+        // SAFETY: sets a setting just defined, as a SET would.
+        unsafe {
+            pg_sys::set_config_option(
+                NODE_ID_NAME.as_ptr(),
+                UNREADABLE_STAND_IN_TEXT.as_ptr(),
+                pg_sys::GucContext::PGC_SUSET,
+                pg_sys::GucSource::PGC_S_SESSION,
+                pg_sys::GucAction::GUC_ACTION_SET,
+                true,
+                0,
+                false,
+            );
+        }
+    }
     // SAFETY: the assign hook is guarded and only stores a value.
     unsafe {
         GucRegistry::define_enum_guc_with_hooks(
@@ -162,11 +216,131 @@ pub fn register() {
         GucContext::Sighup,
         GucFlags::UNIT_MS,
     );
+    DEFINING.store(false, Ordering::Relaxed);
 
     if preloading {
         // A server whose ids would all be refused should not start: say why now.
         if let Err(error) = load_fixed() {
             crate::raise::raise(error);
+        }
+    }
+}
+
+/// Finds a configured `snowflake.node_id` that PostgreSQL cannot read as an integer (from
+/// the configuration file, ALTER SYSTEM, ALTER ROLE or DATABASE, PGOPTIONS, or a SET before
+/// the library was loaded): PostgreSQL would warn and mint as node 0. Remembers it, and
+/// makes the stand-in the setting's default, which the fallback then lands on. Returns
+/// whether the session's current value is the unreadable one (a SET), which the caller
+/// then replaces with the stand-in once the setting is defined.
+fn stand_in_for_unreadable_node_id() -> bool {
+    let current = configured(NODE_ID_NAME).filter(|value| !reads_as_int(value));
+    let reset = configured_reset(NODE_ID_NAME).filter(|value| !reads_as_int(value));
+    let Some(value) = current.clone().or(reset) else {
+        return false;
+    };
+    let _ = UNREADABLE_NODE_ID.set(value);
+    // SAFETY: the setting is not defined yet: its storage is read only as its default.
+    unsafe { *NODE_ID.as_ptr() = UNREADABLE_STAND_IN };
+    current.is_some()
+}
+
+/// Whether PostgreSQL reads `value` as an integer setting (its own parser: hexadecimal,
+/// octal and rounded fractions included).
+fn reads_as_int(value: &str) -> bool {
+    let Ok(text) = CString::new(value) else {
+        return false;
+    };
+    let mut result = 0;
+    // SAFETY: parses a NUL-terminated string into a local; no hint is asked for.
+    unsafe { pg_sys::parse_int(text.as_ptr(), &mut result, 0, std::ptr::null_mut()) }
+}
+
+/// The configured `snowflake.node_id` that PostgreSQL could not read, if any.
+pub fn unreadable_node_id() -> Option<&'static str> {
+    UNREADABLE_NODE_ID.get().map(String::as_str)
+}
+
+/// Refuses a bad `snowflake.layout` when it is set (by ALTER SYSTEM, or in the file read at
+/// a reload), with the message the server would give at its next start. Whether it agrees
+/// with `snowflake.node_bits` is checked at start only: both may change before it.
+#[pg_guard]
+unsafe extern "C-unwind" fn check_layout(
+    new_value: *mut *mut c_char,
+    _extra: *mut *mut c_void,
+    _source: pg_sys::GucSource::Type,
+) -> bool {
+    // SAFETY: PostgreSQL passes the proposed value, a NUL-terminated string or NULL.
+    let text = unsafe { text_at(*new_value) };
+    check_restart_only(layout_of(&text, None).map(drop))
+}
+
+/// As `check_layout`, for `snowflake.node_bits`.
+#[pg_guard]
+unsafe extern "C-unwind" fn check_node_bits(
+    new_value: *mut i32,
+    _extra: *mut *mut c_void,
+    _source: pg_sys::GucSource::Type,
+) -> bool {
+    // SAFETY: PostgreSQL passes the proposed value.
+    let node_bits = unsafe { *new_value };
+    check_restart_only(Layout::from_node_bits(node_bits.into()).map(drop))
+}
+
+/// As `check_layout`, for `snowflake.epoch`.
+#[pg_guard]
+unsafe extern "C-unwind" fn check_epoch(
+    new_value: *mut *mut c_char,
+    _extra: *mut *mut c_void,
+    _source: pg_sys::GucSource::Type,
+) -> bool {
+    // SAFETY: as in `check_layout`.
+    let text = unsafe { text_at(*new_value) };
+    check_restart_only(Epoch::parse(&text, unix_now_ms()).map(drop))
+}
+
+/// The text of a string setting's value; NULL is empty.
+///
+/// # Safety
+/// `value` is NULL or a NUL-terminated string.
+unsafe fn text_at(value: *const c_char) -> String {
+    if value.is_null() {
+        return String::new();
+    }
+    // SAFETY: the caller's promise.
+    unsafe { CStr::from_ptr(value) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A check hook's answer for a restart-only setting: while the settings are defined every
+/// value passes (`register` refuses a bad one itself, so the server will not start); after
+/// that a bad value is refused with its error's message, detail and hint.
+fn check_restart_only(checked: Result<(), Error>) -> bool {
+    match checked {
+        Ok(()) => true,
+        Err(_) if DEFINING.load(Ordering::Relaxed) => true,
+        Err(error) => {
+            refuse_in_check_hook(&error);
+            false
+        }
+    }
+}
+
+/// Hands PostgreSQL the text of `error` for its report of a refused setting.
+fn refuse_in_check_hook(error: &Error) {
+    let copy = |text: String| {
+        let text = CString::new(text).unwrap_or_default();
+        // SAFETY: copies the text into PostgreSQL's memory, where the report reads it.
+        unsafe { pg_sys::pstrdup(text.as_ptr()) }
+    };
+    // SAFETY: PostgreSQL's documented way for a check hook to word its refusal.
+    unsafe {
+        pg_sys::GUC_check_errmsg_string = copy(error.message());
+        if let Some(detail) = error.detail() {
+            pg_sys::GUC_check_errdetail_string = copy(detail);
+        }
+        if let Some(hint) = error.hint() {
+            pg_sys::GUC_check_errhint_string = copy(hint);
         }
     }
 }
@@ -183,7 +357,7 @@ unsafe extern "C-unwind" fn check_node_id(
     _extra: *mut *mut std::ffi::c_void,
     source: pg_sys::GucSource::Type,
 ) -> bool {
-    if source < pg_sys::GucSource::PGC_S_INTERACTIVE || DEFINING_NODE_ID.load(Ordering::Relaxed) {
+    if source < pg_sys::GucSource::PGC_S_INTERACTIVE || DEFINING.load(Ordering::Relaxed) {
         return true;
     }
     let Ok(fixed) = fixed() else { return true };
@@ -219,6 +393,8 @@ unsafe extern "C-unwind" fn assign_node_source(new_value: i32, _extra: *mut std:
 fn choice_of(source: i32, node_id: i32) -> i64 {
     if source == NodeSource::Citus as i32 {
         FROM_CITUS
+    } else if node_id == UNREADABLE_STAND_IN && UNREADABLE_NODE_ID.get().is_some() {
+        NODE_ID_UNREADABLE
     } else {
         node_id.into()
     }
@@ -234,6 +410,16 @@ fn not_configured(name: &'static CStr) -> bool {
     let name = name.to_str().unwrap_or_default();
     let _ = NEEDS_PRELOAD.set(Error::NeedsPreload { name, value });
     false
+}
+
+/// The value a setting not yet defined returns to at RESET (from the configuration file,
+/// ALTER SYSTEM, ALTER ROLE or DATABASE, or PGOPTIONS), if any.
+fn configured_reset(name: &CStr) -> Option<String> {
+    configured(name)?;
+    // SAFETY: the placeholder exists (above); its reset value is NULL or a string.
+    let value = unsafe { pg_sys::GetConfigOptionResetString(name.as_ptr()) };
+    // SAFETY: as `text_at` asks.
+    (!value.is_null()).then(|| unsafe { text_at(value) })
 }
 
 /// The value the configuration (or a SET) gives a setting not yet defined: PostgreSQL
@@ -304,14 +490,23 @@ fn load_fixed() -> Result<Fixed, Error> {
 
 fn load_layout() -> Result<Layout, Error> {
     let text = text_of(&LAYOUT);
-    let node_bits = NODE_BITS.get().into();
     if text.trim().is_empty() {
-        return Layout::from_node_bits(node_bits);
+        return Layout::from_node_bits(NODE_BITS.get().into());
     }
-    let spec = spec::parse(&text)?;
+    let node_bits_given = NODE_BITS_GIVEN.load(Ordering::Relaxed);
+    layout_of(&text, node_bits_given.then(|| NODE_BITS.get().into()))
+}
+
+/// The server layout that `snowflake.layout = text` gives (not empty), checked against
+/// `snowflake.node_bits` when the configuration gives that too.
+fn layout_of(text: &str, node_bits: Option<i64>) -> Result<Layout, Error> {
+    if text.trim().is_empty() {
+        return Layout::from_node_bits(DEFAULT_NODE_BITS.into());
+    }
+    let spec = spec::parse(text)?;
     let refuse = |reason: &str| {
         Err(Error::InvalidLayout {
-            value: text.clone(),
+            value: text.into(),
             reason: reason.into(),
         })
     };
@@ -322,14 +517,16 @@ fn load_layout() -> Result<Layout, Error> {
         return refuse("a server's layout has at most 12 slot bits (4096 backend slots)");
     }
     let layout_node_bits = spec.layout.bits(Field::Node);
-    if NODE_BITS_GIVEN.load(Ordering::Relaxed) && node_bits != i64::from(layout_node_bits) {
-        return Err(Error::LayoutDisagreesWithNodeBits {
-            layout: text,
-            layout_node_bits,
-            node_bits,
-        });
+    match node_bits {
+        Some(node_bits) if node_bits != i64::from(layout_node_bits) => {
+            Err(Error::LayoutDisagreesWithNodeBits {
+                layout: text.into(),
+                layout_node_bits,
+                node_bits,
+            })
+        }
+        _ => Ok(spec.layout),
     }
-    Ok(spec.layout)
 }
 
 fn text_of(setting: &GucSetting<Option<CString>>) -> String {

@@ -205,7 +205,7 @@ fn parts_row(
     // SAFETY: PostgreSQL passes a valid fcinfo with its flinfo.
     let parts_type = unsafe { pg_sys::get_fn_expr_rettype((*fcinfo).flinfo) };
     let mut row = PgHeapTuple::new_composite_type_by_oid(parts_type)
-        .unwrap_or_else(|e| pgrx::error!("snowflake_parse must return snowflake_parts: {e}"));
+        .unwrap_or_else(|e| raise(Error::PartsType(e.to_string())));
     // Every field but the time has at most 31 bits; the worker id (node and slot side by
     // side) can have more, and is NULL then.
     let fields = [
@@ -216,13 +216,13 @@ fn parts_row(
         ("gene", i32::try_from(parts.gene).ok()),
     ];
     row.set_by_name("ts", ts)
-        .unwrap_or_else(|e| pgrx::error!("{e}"));
+        .unwrap_or_else(|e| raise(Error::PartsType(e.to_string())));
     for (name, value) in fields {
         match row.set_by_name(name, value) {
             // A database still on 0.1.0's objects (before ALTER EXTENSION snowflake_pg
             // UPDATE) has no gene column, and its layout no gene bits.
             Err(pgrx::datum::TryFromDatumError::NoSuchAttributeName(_)) if name == "gene" => {}
-            result => result.unwrap_or_else(|e| pgrx::error!("{e}")),
+            result => result.unwrap_or_else(|e| raise(Error::PartsType(e.to_string()))),
         }
     }
     row

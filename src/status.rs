@@ -2,6 +2,7 @@
 //! backend slot's generators (`stats`) live in shared memory with preload, so the view
 //! sums the whole server since its start; without preload, only this session's are known.
 
+use crate::error::Error;
 use crate::layout::MAX_SLOT_BITS;
 use crate::settings::{self, FROM_CITUS};
 use crate::stats::{Stats, Totals};
@@ -114,7 +115,7 @@ fn snowflake_server_status() -> TableIterator<
         // SAFETY: reads the control file's copy in shared memory.
         unsafe { pg_sys::GetSystemIdentifier() } as i64,
         fixed.layout.to_string(),
-        time_of(0).unwrap_or_else(|| pgrx::error!("the epoch is out of range")),
+        time_of(0).unwrap_or_else(|| crate::raise::raise(Error::EpochOutOfRange)),
         IN_USE.load(Ordering::Relaxed),
         slot_marks::held().map(|held| held as i32),
         // The reservation ends with its last tick.

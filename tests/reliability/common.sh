@@ -73,6 +73,16 @@ check_log() {
   [[ -z $bad ]] || fail "the server log of $1 shows: $bad"
 }
 
+# expect_error NAME QUERY PATTERN [psql args...]: QUERY (and any further -c) fails with an
+# error whose verbose report, on one line, matches PATTERN; counted in $checked.
+checked=0
+expect_error() {
+  local out
+  out=$(sql "$1" "$2" "${@:4}" -v VERBOSITY=verbose 2>&1) && fail "no error for: $2"
+  grep -qE -e "$3" <<<"${out//$'\n'/ }" || fail "for $2, expected /$3/, got: $out"
+  checked=$((checked + 1))
+}
+
 # check_distinct NAME TABLE: every id of TABLE.id is distinct; prints the row count.
 check_distinct() {
   local counts rows distinct
