@@ -289,6 +289,47 @@ mod tests {
     }
 
     #[pg_test]
+    fn every_sql_function_of_the_extension_resolves_names_in_pg_catalog_alone() {
+        let loose = Spi::get_one::<String>(
+            "SELECT string_agg(p.proname || ' ' || coalesce(p.proconfig::text, 'no search_path'), ', ')
+               FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
+               JOIN pg_language l ON l.oid = p.prolang
+              WHERE d.classid = 'pg_proc'::regclass AND d.deptype = 'e'
+                AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake_pg')
+                AND l.lanname IN ('sql', 'plpgsql')
+                AND p.proconfig IS DISTINCT FROM '{\"search_path=pg_catalog, pg_temp\"}'",
+        );
+        assert_eq!(loose, Ok(None));
+    }
+
+    #[pg_test]
+    fn a_claim_uses_no_function_or_operator_of_the_callers_search_path() {
+        Spi::run(
+            "CREATE SCHEMA shadow;
+             CREATE FUNCTION shadow.trap() RETURNS boolean LANGUAGE plpgsql AS
+               $$BEGIN RAISE EXCEPTION 'a shadowing object ran'; END$$;
+             CREATE FUNCTION shadow.format(text, name) RETURNS text LANGUAGE sql AS
+               $$SELECT CASE WHEN shadow.trap() THEN $1 END$$;
+             CREATE FUNCTION shadow.quote_ident(text) RETURNS text LANGUAGE sql AS
+               $$SELECT CASE WHEN shadow.trap() THEN $1 END$$;
+             CREATE FUNCTION shadow.name_eq(name, name) RETURNS boolean LANGUAGE sql AS
+               $$SELECT shadow.trap()$$;
+             CREATE OPERATOR shadow.= (LEFTARG = name, RIGHTARG = name, FUNCTION = shadow.name_eq);
+             CREATE FUNCTION shadow.int_ne(integer, integer) RETURNS boolean LANGUAGE sql AS
+               $$SELECT shadow.trap()$$;
+             CREATE OPERATOR shadow.<> (LEFTARG = integer, RIGHTARG = integer, FUNCTION = shadow.int_ne);
+             SET search_path = shadow, public, pg_catalog;
+             SET snowflake.node_id = 2",
+        )
+        .unwrap();
+        one("SELECT public.snowflake_next()");
+        let claims = one(
+            "SELECT count(*) FROM public.snowflake_nodes n WHERE n.node_id OPERATOR(pg_catalog.=) 2",
+        );
+        assert_eq!(claims, 1);
+    }
+
+    #[pg_test]
     fn the_status_view_tells_the_node_its_source_and_the_layout() {
         Spi::run("SET snowflake.node_id = 3").unwrap();
         let (node_id, source) =

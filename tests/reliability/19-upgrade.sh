@@ -2,11 +2,13 @@
 # Upgrade from 0.1.0: a database created with VERSION '0.1.0', with a table minting by
 # default and rows in it, keeps working on the new library (installed over the old one,
 # as a package upgrade does); ALTER EXTENSION snowflake_pg UPDATE then gives it every
-# object of 0.2.0, exactly as a fresh install makes them; old ids parse as before.
+# object of the current version (through each release's upgrade script in turn), exactly
+# as a fresh install makes them; old ids parse as before.
 set -euo pipefail
 # shellcheck source=tests/reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 name=upgrade$version
+current=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$SNOWFLAKE_PG_ROOT/Cargo.toml")
 start "$name" $((port_base + 42))
 db() { local database=$1; shift; sql "$name" "$@" -d "$database"; }
 db postgres "CREATE DATABASE old" -c "CREATE DATABASE fresh" -c "CREATE DATABASE bare"
@@ -21,8 +23,8 @@ db old "CREATE EXTENSION snowflake_pg VERSION '0.1.0'" \
   fail "the database is not on 0.1.0"
 
 db old "ALTER EXTENSION snowflake_pg UPDATE"
-[[ $(db old "SELECT extversion FROM pg_extension WHERE extname = 'snowflake_pg'") == 0.2.0 ]] ||
-  fail "ALTER EXTENSION snowflake_pg UPDATE did not reach 0.2.0"
+[[ $(db old "SELECT extversion FROM pg_extension WHERE extname = 'snowflake_pg'") == "$current" ]] ||
+  fail "ALTER EXTENSION snowflake_pg UPDATE did not reach $current"
 
 # Old ids parse as before, to every part; new rows get greater ids.
 changed=$(db old "SELECT count(*) FROM parsed_before b
@@ -35,7 +37,7 @@ db old "INSERT INTO orders (note) SELECT 'after ' || g FROM generate_series(1, 5
 [[ $(db old "SELECT min(id) FILTER (WHERE note LIKE 'after %') > max(id) FILTER (WHERE note NOT LIKE 'after %') FROM orders") == t ]] ||
   fail "ids minted after the update are not above the earlier ones"
 
-# Every function of 0.2.0 answers in the updated database.
+# Every function answers in the updated database.
 answers=$(db old "SELECT (snowflake_parse(id)).gene = 0 FROM orders LIMIT 1" \
   -c "SELECT snowflake_compose(ts, node_id, backend_slot, sequence) = id FROM parsed_before LIMIT 1" \
   -c "SELECT snowflake_parse(id, snowflake_layout()) = snowflake_parse(id) FROM orders LIMIT 1" \
@@ -46,7 +48,7 @@ answers=$(db old "SELECT (snowflake_parse(id)).gene = 0 FROM orders LIMIT 1" \
   -c "SELECT count(*) = 1 FROM snowflake_nodes" \
   -c "CREATE TABLE legacy (id serial PRIMARY KEY)" -c "INSERT INTO legacy DEFAULT VALUES" \
   -c "SELECT count(*) > 0 FROM snowflake_convert('legacy', 'id')")
-[[ $(sort -u <<<"$answers") == t ]] || fail "a 0.2.0 function gave a wrong answer after the update: $answers"
+[[ $(sort -u <<<"$answers") == t ]] || fail "a function gave a wrong answer after the update: $answers"
 
 # The updated objects equal a fresh install's: pg_dump --binary-upgrade lists every
 # member of the extension; object ids, xids and the dump's random key differ by nature.
@@ -60,8 +62,8 @@ schema_of() {
       -e "s/oid = '[0-9]+'/oid = 'n'/g"
 }
 diff <(schema_of fresh) <(schema_of bare) >"$CLUSTERS_DIR/$name/schema.diff" ||
-  fail "the updated schema differs from a fresh 0.2.0 install: $(head -20 "$CLUSTERS_DIR/$name/schema.diff")"
+  fail "the updated schema differs from a fresh $current install: $(head -20 "$CLUSTERS_DIR/$name/schema.diff")"
 members=$(db fresh "SELECT count(*) FROM pg_depend WHERE refclassid = 'pg_extension'::regclass
   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake_pg') AND deptype = 'e'")
-figure "0.1.0 -> 0.2.0: 10,000 ids minted on 0.1.0's objects parse the same after the update, 5,000 minted after it lie above them; the updated schema equals a fresh install ($members objects, pg_dump --binary-upgrade)"
+figure "0.1.0 -> $current: 10,000 ids minted on 0.1.0's objects parse the same after the update, 5,000 minted after it lie above them; the updated schema equals a fresh install ($members objects, pg_dump --binary-upgrade)"
 check_log "$name"
