@@ -413,13 +413,16 @@ fn not_configured(name: &'static CStr) -> bool {
 }
 
 /// The value a setting not yet defined returns to at RESET (from the configuration file,
-/// ALTER SYSTEM, ALTER ROLE or DATABASE, or PGOPTIONS), if any.
+/// ALTER SYSTEM, ALTER ROLE or DATABASE, or PGOPTIONS), if any. A placeholder made by a
+/// SET alone has none, which PostgreSQL 18 shows as an empty string: so an empty one
+/// counts as none (an empty value configured is still caught as the current value).
 fn configured_reset(name: &CStr) -> Option<String> {
     configured(name)?;
     // SAFETY: the placeholder exists (above); its reset value is NULL or a string.
     let value = unsafe { pg_sys::GetConfigOptionResetString(name.as_ptr()) };
     // SAFETY: as `text_at` asks.
-    (!value.is_null()).then(|| unsafe { text_at(value) })
+    let text = (!value.is_null()).then(|| unsafe { text_at(value) })?;
+    (!text.is_empty()).then_some(text)
 }
 
 /// The value the configuration (or a SET) gives a setting not yet defined: PostgreSQL
