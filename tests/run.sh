@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up the machine, then runs every test of snowflake_pg against PostgreSQL 15 and 18:
 # lint, unit and property tests with #[pg_test]s (cargo pgrx test), the pg_regress suite,
-# the concurrency test and the reliability suite. Each piece also runs alone against an
+# the security suite, the concurrency test and the reliability suite; then no server log
+# of the run may show an internal error (XX000). Each piece also runs alone against an
 # installed build (see the README, "Tests").
 # Usage: bash tests/run.sh [15|18 ...]   (both versions by default)
 set -uo pipefail
@@ -37,6 +38,7 @@ cargo_tests() { # unit, property and #[pg_test] tests; initdb needs a non-root o
   fi
 }
 
+internal_errors_forget
 run_step "lint: cargo fmt" cargo fmt --check
 run_step "lint: shellcheck" shell_lint
 for v in "${versions[@]}"; do
@@ -45,6 +47,8 @@ for v in "${versions[@]}"; do
   run_step "pg$v: build and install" install_extension "$v"
   run_step "pg$v: pg_regress suite" bash tests/regress.sh "$v"
   run_step "pg$v: Debian package (apt-get install, pg_regress against it)" bash tests/package.sh "$v"
+  run_step "pg$v: security (a hostile role against every function)" bash tests/security.sh "$v"
+  run_step "pg$v: security, library preloaded" bash tests/security.sh "$v" preload
   run_step "pg$v: concurrency (pgbench)" bash tests/concurrency.sh "$v"
   run_step "pg$v: concurrency (pgbench), library preloaded" bash tests/concurrency.sh "$v" preload
   run_step "pg$v: concurrency (pgbench), gene layout" bash tests/concurrency.sh "$v" gene
@@ -52,4 +56,5 @@ for v in "${versions[@]}"; do
   run_step "pg$v: reliability suite, gene layout" env RELIABILITY_LAYOUT="$gene_layout" BURST_IDS=500000 \
     bash tests/reliability/run.sh "$v" "${gene_scenarios[@]}"
 done
+run_step "no internal error (XX000) in any server log" internal_errors_none
 steps_report "tests, PostgreSQL ${versions[*]}"
