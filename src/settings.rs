@@ -230,18 +230,25 @@ pub fn register() {
 /// the configuration file, ALTER SYSTEM, ALTER ROLE or DATABASE, PGOPTIONS, or a SET before
 /// the library was loaded): PostgreSQL would warn and mint as node 0. Remembers it, and
 /// makes the stand-in the setting's default, which the fallback then lands on. Returns
-/// whether the session's current value is the unreadable one (a SET), which the caller
-/// then replaces with the stand-in once the setting is defined.
+/// whether a SET made the session's current value unreadable (it differs from the value
+/// RESET returns to): the caller then sets the stand-in over whatever PostgreSQL kept,
+/// once the setting is defined. Only then: set at the session's level in the postmaster,
+/// the stand-in would outrank the configuration file, and a fixed file and a reload would
+/// not take effect.
 fn stand_in_for_unreadable_node_id() -> bool {
-    let current = configured(NODE_ID_NAME).filter(|value| !reads_as_int(value));
-    let reset = configured_reset(NODE_ID_NAME).filter(|value| !reads_as_int(value));
-    let Some(value) = current.clone().or(reset) else {
+    let current = configured(NODE_ID_NAME);
+    let reset = configured_reset(NODE_ID_NAME);
+    let unreadable = |value: &Option<String>| value.clone().filter(|text| !reads_as_int(text));
+    // A placeholder made by a SET alone has no reset value, which PostgreSQL 18 shows as an
+    // empty one: an empty value configured is caught as the current value instead.
+    let reset_unreadable = unreadable(&reset).filter(|text| !text.is_empty());
+    let Some(value) = unreadable(&current).or(reset_unreadable) else {
         return false;
     };
     let _ = UNREADABLE_NODE_ID.set(value);
     // SAFETY: the setting is not defined yet: its storage is read only as its default.
     unsafe { *NODE_ID.as_ptr() = UNREADABLE_STAND_IN };
-    current.is_some()
+    unreadable(&current).is_some() && current != reset
 }
 
 /// Whether PostgreSQL reads `value` as an integer setting (its own parser: hexadecimal,
@@ -413,16 +420,13 @@ fn not_configured(name: &'static CStr) -> bool {
 }
 
 /// The value a setting not yet defined returns to at RESET (from the configuration file,
-/// ALTER SYSTEM, ALTER ROLE or DATABASE, or PGOPTIONS), if any. A placeholder made by a
-/// SET alone has none, which PostgreSQL 18 shows as an empty string: so an empty one
-/// counts as none (an empty value configured is still caught as the current value).
+/// ALTER SYSTEM, ALTER ROLE or DATABASE, or PGOPTIONS), if any.
 fn configured_reset(name: &CStr) -> Option<String> {
     configured(name)?;
     // SAFETY: the placeholder exists (above); its reset value is NULL or a string.
     let value = unsafe { pg_sys::GetConfigOptionResetString(name.as_ptr()) };
     // SAFETY: as `text_at` asks.
-    let text = (!value.is_null()).then(|| unsafe { text_at(value) })?;
-    (!text.is_empty()).then_some(text)
+    (!value.is_null()).then(|| unsafe { text_at(value) })
 }
 
 /// The value the configuration (or a SET) gives a setting not yet defined: PostgreSQL

@@ -18,11 +18,14 @@ out_of_range='22023: snowflake.node_id = -?[0-9]+ does not fit in snowflake.node
 for preload in no yes; do
   settings=()
   [[ $preload == yes ]] && settings=(shared_preload_libraries=snowflake_pg)
-  # From the configuration file: each value, a server of its own.
+  # From postgresql.conf: each value, a server of its own.
   for value in abc "''" -1 -7 2147483648; do
     name=never-node-0-$version
-    start "$name" "$port" "${settings[@]}" "snowflake.node_id=$value"
     shown=${value//\'/}
+    start "$name" "$port" "${settings[@]}"
+    cluster_stop "$name"
+    echo "snowflake.node_id = '$shown'" >>"$CLUSTERS_DIR/$name/data/postgresql.conf"
+    cluster_launch "$name" "$port" log_error_verbosity=verbose "${settings[@]}"
     pattern=$(unreadable "$shown")
     [[ $value == -* ]] && pattern=$out_of_range
     sql "$name" "CREATE EXTENSION snowflake_pg"
@@ -31,6 +34,10 @@ for preload in no yes; do
     [[ $(sql "$name" "SET snowflake.node_id = 1" -c "SELECT (snowflake_parse(snowflake_next())).node_id") == 1 ]] ||
       fail "a node id SET over the bad one ($value) does not mint"
     expect_error "$name" "SELECT snowflake_next()" "$pattern" -c "SET snowflake.node_id = 1" -c "RESET snowflake.node_id"
+    # Fixed in the configuration and reloaded, every new session mints with it.
+    reload_setting "$name" snowflake.node_id 2
+    [[ $(sql "$name" "SELECT (snowflake_parse(snowflake_next())).node_id") == 2 ]] ||
+      fail "the bad node id ($value) fixed by ALTER SYSTEM and a reload does not mint"
     check_log "$name"
     cluster_stop "$name"
   done
@@ -74,10 +81,9 @@ for preload in no yes; do
   # reload every new session refuses it.
   expect_error "$name" "LOAD 'snowflake_pg'" 'invalid value for parameter "snowflake.node_id": "seven"' \
     -c "ALTER SYSTEM SET snowflake.node_id = 'seven'"
-  sql "$name" "LOAD 'snowflake_pg'" -c "ALTER SYSTEM SET snowflake.node_id = -3" -c "SELECT pg_reload_conf()" >/dev/null
-  sleep 0.5
+  reload_setting "$name" snowflake.node_id -3
   expect_error "$name" "SELECT snowflake_next()" "$out_of_range"
-  sql "$name" "LOAD 'snowflake_pg'" -c "ALTER SYSTEM RESET snowflake.node_id" -c "SELECT pg_reload_conf()" >/dev/null
+  reload_setting "$name" snowflake.node_id default
   check_log "$name"
   cluster_stop "$name"
 done
