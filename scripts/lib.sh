@@ -21,8 +21,9 @@ CLUSTERS_DIR=${CLUSTERS_DIR:-/tmp/snowflake_pg}
 # The supported PostgreSQL majors, the one place that names them: for each, its pg_config
 # and the first of the 50 ports (BASE to BASE+49) its reliability scenarios take. Other
 # ports follow from the version itself, distinct per major and never 5432: the demo 5415,
-# tests/concurrency.sh 5430+V, tests/regress.sh 5440+V, bench/run.sh 5700+V (and 5750+),
-# which is why the reliability ports of 16 and 17 start at 5800.
+# tests/concurrency.sh 5430+V, tests/regress.sh 5440+V, tests/security.sh 5460+V and
+# 5470+V, bench/run.sh 5700+V (and 5750+), which is why the reliability ports of 16 and 17
+# start at 5800.
 declare -gA PG_MAJORS=(
   [15]="/usr/lib/postgresql/15/bin/pg_config 5600" # Debian's postgresql-15
   [16]="$PG16_HOME/bin/pg_config 5800"              # the pgserver wheel (16.2)
@@ -44,6 +45,9 @@ pg_config_of() { local row; row=$(pg_major "$1") && echo "${row% *}"; }
 pg_port_base() { local row; row=$(pg_major "$1") && echo "${row##* }"; }
 
 pg_bin_of() { "$(pg_config_of "$1")" --bindir; }
+
+# citus_failed_log V: where scripts/setup.sh tells why Citus could not go into PostgreSQL V.
+citus_failed_log() { echo "/var/lib/snowflake_pg/citus-13.2.2-pg$1.failed.log"; }
 
 # Runs a command as the postgres user when we are root, else as ourselves.
 as_pg() {

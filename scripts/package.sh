@@ -7,7 +7,8 @@
 # sql/snowflake_pg--*.sql of the repository (earlier versions' install scripts, upgrade
 # scripts) goes in beside the install script pgrx generates for this version.
 # Prints the path of target/debian/postgresql-V-snowflake-pg_<version>-1_<arch>.deb.
-# Exits 3, doing nothing, when PostgreSQL V here is not Debian's (18 comes from a wheel).
+# Exits 3, doing nothing, when PostgreSQL V here is not Debian's (16, 17 and 18 come from
+# wheels).
 # Usage: bash scripts/package.sh 15
 set -euo pipefail
 # shellcheck source=scripts/lib.sh

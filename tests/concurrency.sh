@@ -6,11 +6,12 @@
 # library (slot marks in shared memory), or with `gene` on one that also has a gene layout
 # with 4 sequence bits: 16 ids per ms per backend, so every client borrows ticks and meets
 # the lead bound, and each id carries its client's number in its gene.
-# Usage: bash tests/concurrency.sh 15|18 [preload|gene]   (extension installed)
+# Usage: bash tests/concurrency.sh 15|16|17|18 [preload|gene]   (extension installed)
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
-version=${1:?usage: concurrency.sh 15|18 [preload|gene]}
+version=${1:?usage: concurrency.sh 15|16|17|18 [preload|gene]}
+pg_major "$version" >/dev/null
 mode=${2:-stock}
 name=concurrency$version-$mode port=$((5430 + version)) clients=16 rows_per_tx=10
 case $mode in

@@ -5,7 +5,8 @@
 # package installed with apt-get, its files listed by dpkg, the pg_regress suite run
 # against it (installcheck style), and the package removed. Whatever happens, the source
 # install is put back (install_extension V) for the steps that follow.
-# Says SKIP where PostgreSQL V is not Debian's (18 comes from a wheel).
+# Says SKIP where PostgreSQL V is not Debian's (16, 17 and 18 come from wheels); tests/run.sh
+# runs it on 15 and 18.
 # Usage: bash tests/package.sh 15
 set -euo pipefail
 # shellcheck source=scripts/lib.sh

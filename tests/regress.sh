@@ -4,11 +4,12 @@
 # tests are the files tests/regress/sql/NAME.sql; their results and any diffs go to
 # target/regress-pgV. A test that creates the extension runs before the others, which
 # use it; when none of the tests run does, pg_regress creates it first.
-# Usage: bash tests/regress.sh 15|18 [test ...]   (every test by default)
+# Usage: bash tests/regress.sh 15|16|17|18 [test ...]   (every test by default)
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
-version=${1:?usage: regress.sh 15|18 [test ...]}
+version=${1:?usage: regress.sh 15|16|17|18 [test ...]}
+pg_major "$version" >/dev/null
 shift
 requested=("$@")
 if ((${#requested[@]} == 0)); then

@@ -4,7 +4,7 @@
 # before it, with no duplicate. On a stock server the killed backends mint plain inserts
 # (no lead over the clock); with preload, the killed backend has just run a burst ahead of
 # the clock, which only the slot marks can cover (see "What is not covered").
-# Usage: 05-crash.sh 15|18 [stock|preload]   (both by default)
+# Usage: 05-crash.sh 15|16|17|18 [stock|preload]   (both by default)
 set -euo pipefail
 # shellcheck source=tests/reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"

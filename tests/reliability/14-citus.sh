@@ -10,12 +10,14 @@
 set -euo pipefail
 # shellcheck source=tests/reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-if ((version != 15)); then
-  echo "SKIP: Citus 13.2.2 supports PostgreSQL 15 to 17, and is built here for 15 only"
-  exit 0
-fi
 if [[ ! -f $(citus_lib) ]]; then
-  echo "SKIP: Citus is not installed ($(citus_lib)); scripts/setup.sh builds it when ../shared/citus is beside the clone"
+  echo "SKIP: Citus is not installed in PostgreSQL $version ($(citus_lib)); scripts/setup.sh builds" \
+    "Citus 13.2.2, which supports PostgreSQL 15 to 17, into each of them when ../shared/citus is beside the clone"
+  log=$(citus_failed_log "$version")
+  if [[ -f $log ]]; then
+    why=$(sed -n '/^Built, but/,$p' "$log")
+    echo "  it could not here ($log): $(echo "${why:-$(tail -n 3 "$log")}" | tr -s '\n' ' ')"
+  fi
   exit 0
 fi
 port=$((port_base + 23)) clients=3 transactions=60

@@ -10,13 +10,10 @@
 set -euo pipefail
 # shellcheck source=tests/reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-if ((version != 15)); then
-  echo "SKIP: pg_partman comes from Debian's postgresql-15-partman, for PostgreSQL 15 only; PostgreSQL $version has none here"
-  exit 0
-fi
 partman_control=$("$(pg_config_of "$version")" --sharedir)/extension/pg_partman.control
 if [[ ! -f $partman_control ]]; then
-  echo "SKIP: pg_partman is not installed ($partman_control); scripts/setup.sh installs postgresql-15-partman"
+  echo "SKIP: pg_partman is not installed in PostgreSQL $version ($partman_control); scripts/setup.sh" \
+    "installs Debian's postgresql-15-partman, which is for PostgreSQL 15 only"
   exit 0
 fi
 port=$((port_base + 36))

@@ -1,14 +1,15 @@
 # shellcheck shell=bash disable=SC2034 # port_base and minted_table are for the scenarios
 # Shared by the reliability scenarios: their servers, their checks and their figures.
-# A scenario is `bash tests/reliability/NN-name.sh 15|18`, with the extension installed;
+# A scenario is `bash tests/reliability/NN-name.sh 15|16|17|18`, with the extension installed;
 # it prints what it checked and exits non-zero on the first failed check.
 
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
-version=${1:?usage: $0 15|18}
+version=${1:?usage: $0 15|16|17|18}
 scenario=$(basename "$0" .sh)
-# Ports 5600-5649 for PostgreSQL 15, 5650-5699 for 18; a scenario adds its own offset.
-port_base=$((version == 15 ? 5600 : 5650))
+# 50 ports per PostgreSQL version from its base in scripts/lib.sh (5600 for 15, 5800 for 16,
+# 5850 for 17, 5650 for 18); a scenario adds its own offset, from 0 to 49.
+port_base=$(pg_port_base "$version") || exit 2
 # The figures of every scenario of a run, for docs/reliability.md.
 report=${RELIABILITY_REPORT:-$SNOWFLAKE_PG_ROOT/target/reliability-pg$version.txt}
 mkdir -p "$(dirname "$report")"
@@ -117,8 +118,8 @@ quiesce() { # NAME: no client session left but the one asking, then a margin for
 }
 
 # in_slot NAME SLOT SCRIPT: runs the psql SCRIPT in a new session that holds backend
-# slot SLOT, errors included in the output. PostgreSQL 15 gives a new session the lowest
-# free slot, so once the server is quiet the first try gets the slot its last session
+# slot SLOT, errors included in the output. PostgreSQL 15 and 16 give a new session the
+# lowest free slot, so once the server is quiet the first try gets the slot its last session
 # freed; from 17 on, freed slots are handed out in turn, so it reconnects until it gets
 # SLOT (asking pg_stat_get_backend_idset(), which numbers sessions by slot there).
 in_slot() {
@@ -148,8 +149,9 @@ SQL
 }
 
 # --- Citus clusters on this machine (Citus supports PostgreSQL 15 to 17; scripts/setup.sh
-# builds it into 15 where ../shared/citus is beside the clone). Citus nodes talk to each
-# other over TCP, so these servers listen on 127.0.0.1, where initdb's trust lets them in.
+# builds it into each of them where ../shared/citus is beside the clone, and where it loads).
+# Citus nodes talk to each other over TCP, so these servers listen on 127.0.0.1, where
+# initdb's trust lets them in.
 
 # citus_lib: where Citus's library is for this scenario's PostgreSQL.
 citus_lib() { echo "$("$(pg_config_of "$version")" --pkglibdir)/citus.so"; }
