@@ -69,7 +69,7 @@ figure() {
 # A SIGKILL that a scenario sends itself is not a crash of ours, so signal 9 is allowed.
 check_log() {
   local log=$CLUSTERS_DIR/$1/server.log bad
-  bad=$(grep -E 'PANIC|TRAP:|terminated by signal (6|11)|[Ss]egmentation|Aborted|XX000|panicked' "$log" |
+  bad=$(grep -E "PANIC|TRAP:|terminated by signal (6|11)|[Ss]egmentation|Aborted|$INTERNAL_ERROR_RE|panicked" "$log" |
     head -5) || true
   [[ -z $bad ]] || fail "the server log of $1 shows: $bad"
 }
