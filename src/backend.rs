@@ -4,18 +4,47 @@
 //! decides it changes.
 
 use crate::claims::{self, Claimed};
-use crate::clock::SystemClock;
 use crate::error::Error;
-use crate::generator::{Clock, Generator};
-use crate::layout::Minter;
-use crate::settings::{self, Fixed};
-use crate::time::format_unix_ms;
-use crate::{hwm, node, slot_marks, status};
+use crate::{hwm, node, settings, shmem, status};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
+use snowflake_core::claim::Key;
+use snowflake_core::clock::SystemClock;
+use snowflake_core::generator::{Clock, ClockError, Generator};
+use snowflake_core::layout::{LayoutError, Minter};
+use snowflake_core::report::{Report, Reported, SqlState};
+use snowflake_core::reservation::RESERVE_MS;
+use snowflake_core::server::Fixed;
+use snowflake_core::slot_marks;
+use snowflake_core::time::format_unix_ms;
 use std::cell::{Cell, UnsafeCell};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicI64, Ordering};
+
+/// Why this process cannot mint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BackendError {
+    /// A hot standby shares its primary's node id.
+    InRecovery,
+    /// The process has no backend slot (not a regular backend).
+    NoBackendSlot,
+}
+
+impl Reported for BackendError {
+    fn report(&self) -> Report {
+        match self {
+            BackendError::InRecovery => Report::new(
+                SqlState::ReadOnlySqlTransaction,
+                "cannot mint snowflake ids on a server in recovery",
+            )
+            .hint("A standby shares its primary's snowflake.node_id: mint ids on the primary."),
+            BackendError::NoBackendSlot => Report::new(
+                SqlState::ObjectNotInPrerequisiteState,
+                "this process has no backend slot to number its ids",
+            ),
+        }
+    }
+}
 
 #[derive(Clone, Copy)]
 struct Backend {
@@ -27,17 +56,15 @@ struct Backend {
     /// Past this tick, the server's high-water mark must move ahead first (`hwm`).
     renew_after: &'static AtomicI64,
     slot: i64,
-    /// What decided the node id `minter` was made with (`settings::node_choice`), which
-    /// may change at any time; `UNSETTLED` when the claim must be made again.
-    node_choice: i64,
 }
-
-/// A node choice no setting gives: the next call settles the node id again.
-const UNSETTLED: i64 = i64::MIN;
 
 /// This process's generator. A plain static rather than a thread-local, which in a loaded
 /// library costs a `__tls_get_addr` call per access; updated in place, with no borrow flag
-/// that could panic on the hot path.
+/// that could panic on the hot path. A reference into it lives only while pure Rust runs
+/// (the generator, the clock): everything that may run SQL, process an interrupt or reach
+/// a callback of this library (starting, settling the node id, renewing the high-water
+/// mark) runs with no reference held, and the callbacks touch only `SETTLED_CHOICE`, or
+/// read a copy at exit.
 struct ProcessLocal(UnsafeCell<Option<Backend>>);
 
 // SAFETY: a backend runs SQL on its one thread only, so the cell is never shared.
@@ -45,71 +72,118 @@ unsafe impl Sync for ProcessLocal {}
 
 static BACKEND: ProcessLocal = ProcessLocal(UnsafeCell::new(None));
 
+/// What decided the node id the generator's minter was made with
+/// (`settings::node_choice`, which may change at any time); `UNSETTLED` before the
+/// generator exists and when the claim must be made again. Apart from the generator, so
+/// that the transaction callbacks that unsettle it take no reference into it. Only this
+/// process's thread reads and writes it: the atomic is for a safe static, not for sharing.
+static SETTLED_CHOICE: AtomicI64 = AtomicI64::new(UNSETTLED);
+
+/// A node choice no setting gives: the next call starts the generator or settles the node
+/// id again.
+const UNSETTLED: i64 = i64::MIN;
+
 /// The next id of this backend. Called straight from the function manager, unguarded:
 /// the steady path cannot panic, and the first call, which calls into PostgreSQL, runs
 /// under pgrx's guard so any error there becomes a PostgreSQL ERROR.
 #[inline]
 pub fn next_id() -> Result<i64, Error> {
-    let backend = this_backend()?;
-    let (ticks, sequence) = backend.next()?;
-    Ok(backend.minter.id(ticks, sequence))
+    let (ticks, sequence, minter) = next(false)?;
+    Ok(minter.id(ticks, sequence))
 }
 
 /// The next id of this backend, carrying the low bits of `key` in its gene field.
 #[inline]
 pub fn next_id_with_gene(key: i64) -> Result<i64, Error> {
-    let backend = this_backend()?;
-    if !backend.minter.has_gene() {
-        return Err(Error::NoGeneBits);
-    }
-    let (ticks, sequence) = backend.next()?;
-    Ok(backend.minter.id_with_gene(ticks, sequence, key))
+    let (ticks, sequence, minter) = next(true)?;
+    Ok(minter.id_with_gene(ticks, sequence, key))
 }
 
+/// The next `(tick, sequence)` pair and the minter to make it an id, the generator started
+/// or the node id settled again first if needed, within the server's high-water mark.
 #[inline(always)]
-fn this_backend() -> Result<&'static mut Backend, Error> {
-    // SAFETY: one thread, and nothing that holds the reference calls back into SQL, so it
-    // is the only one while it lives.
-    let state = unsafe { &mut *BACKEND.0.get() };
-    Ok(match state {
-        Some(backend) => backend,
-        // SAFETY: we are at the boundary with PostgreSQL's C code, holding nothing to drop.
-        None => state.insert(unsafe { pg_sys::panic::pgrx_extern_c_guard(Backend::start) }?),
-    })
+fn next(needs_gene: bool) -> Result<(i64, u32, Minter), Error> {
+    let choice = settings::node_choice();
+    loop {
+        if choice == SETTLED_CHOICE.load(Ordering::Relaxed) {
+            // SAFETY: settled means started (see `SETTLED_CHOICE`); one thread, and the
+            // reference is dead before anything but pure Rust runs (see `ProcessLocal`).
+            if let Some(backend) = unsafe { (*BACKEND.0.get()).as_mut() } {
+                if needs_gene && !backend.minter.has_gene() {
+                    return Err(LayoutError::NoGeneBits.into());
+                }
+                let (tick, sequence) = backend
+                    .generator
+                    .next(&backend.clock, settings::max_lead_ms())
+                    .map_err(|error| backend.told(error))?;
+                let minter = backend.minter;
+                if tick > backend.renew_after.load(Ordering::Relaxed) {
+                    let fixed = backend.fixed;
+                    hwm::renew(tick, &fixed)?;
+                }
+                return Ok((tick, sequence, minter));
+            }
+        }
+        // SAFETY: at the boundary with PostgreSQL's C code, holding nothing to drop.
+        unsafe { pg_sys::panic::pgrx_extern_c_guard(|| prepare(choice)) }?;
+    }
+}
+
+/// Makes the generator if this process has none, else settles its node id again for
+/// `choice`. Runs SQL (the claim), so no reference into `BACKEND` is held meanwhile.
+#[cold]
+#[inline(never)]
+fn prepare(choice: i64) -> Result<(), Error> {
+    // SAFETY: one thread; a copy, no reference kept.
+    match unsafe { *BACKEND.0.get() } {
+        None => {
+            let backend = Backend::start(choice)?;
+            // SAFETY: one thread, and no reference into the cell is alive.
+            unsafe { *BACKEND.0.get() = Some(backend) };
+        }
+        Some(backend) => {
+            let node_id = settle(choice, &backend.fixed)?;
+            let worker_bits = backend.fixed.layout.worker_bits(node_id, backend.slot);
+            // SAFETY: as above; the settling, which ran SQL, is over.
+            if let Some(backend) = unsafe { (*BACKEND.0.get()).as_mut() } {
+                backend.minter = backend.minter.with_worker_bits(worker_bits);
+            }
+        }
+    }
+    SETTLED_CHOICE.store(choice, Ordering::Relaxed);
+    Ok(())
 }
 
 impl Backend {
-    fn start() -> Result<Backend, Error> {
+    fn start(choice: i64) -> Result<Backend, Error> {
         // A standby is a copy of its primary, node id included: ids minted there could
         // repeat the primary's. Checked once, at start: a standby backend stays one.
         // SAFETY: a plain query of shared state.
         if unsafe { pg_sys::RecoveryInProgress() } {
-            return Err(Error::InRecovery);
+            return Err(BackendError::InRecovery.into());
         }
         let fixed = settings::fixed()?;
-        let layout = fixed.layout;
         let slot = backend_slot()?;
         // SAFETY: set by the postmaster before any backend runs SQL.
         let slots = unsafe { pg_sys::MaxBackends } as i64;
-        layout.check_slots(slots.max(slot + 1))?;
-        let node_choice = settings::node_choice();
-        let node_id = settle(node_choice, &fixed)?;
+        fixed.check_slots(slots.max(slot + 1))?;
+        let node_id = settle(choice, &fixed)?;
         let clock = fixed.clock();
         // Read the clock only now that this process holds its slot: its first id then
         // falls after every id of the slot's previous holder, which waited at exit. With
         // preload, also after the last tick that holder recorded, whatever the clock did.
-        let now = clock.now();
-        let start = slot_marks::claim(slot).map_or(now, |mark| mark.max(now));
-        // After a crash restart the marks start at the last reservation, which can lie a
-        // little past the lead bound: wait that out rather than refuse. Further ahead, the
-        // clock was set back, and the first call says so.
-        let lead = clock.unit.ticks_of_ms(settings::max_lead_ms());
-        let past_lead = start - now - lead;
-        if past_lead > 0 && past_lead <= clock.unit.ticks_of_ms(hwm::RESERVE_MS) {
-            clock.sleep(past_lead);
+        let (start, wait) = slot_marks::start_of(
+            clock.now(),
+            shmem::shared().map(|shared| shared.slot_marks.claim(slot)),
+            clock.unit.ticks_of_ms(settings::max_lead_ms()),
+            clock.unit.ticks_of_ms(RESERVE_MS),
+        );
+        if wait > 0 {
+            clock.sleep(wait);
         }
         // SAFETY: registers a plain function; runs before the slot is released at exit.
         unsafe { pg_sys::before_shmem_exit(Some(wait_out_lead), pg_sys::Datum::from(0)) };
+        let layout = fixed.layout;
         Ok(Backend {
             generator: Generator::after(start, &layout).counting_in(status::stats_of(slot)),
             clock,
@@ -117,54 +191,22 @@ impl Backend {
             minter: layout.minter(layout.worker_bits(node_id, slot)),
             renew_after: hwm::renew_after(),
             slot,
-            node_choice,
         })
-    }
-
-    /// The next `(tick, sequence)` pair, the node id settled again first if what decides it
-    /// changed (or its claim must be made again), within the server's high-water mark.
-    #[inline(always)]
-    fn next(&mut self) -> Result<(i64, u32), Error> {
-        let node_choice = settings::node_choice();
-        if node_choice != self.node_choice {
-            self.settle_again(node_choice)?;
-        }
-        let pair = self
-            .generator
-            .next(&self.clock, settings::max_lead_ms())
-            .map_err(|error| self.told(error))?;
-        if pair.0 > self.renew_after.load(Ordering::Relaxed) {
-            hwm::renew(pair.0, &self.fixed)?;
-        }
-        Ok(pair)
-    }
-
-    #[cold]
-    fn settle_again(&mut self, node_choice: i64) -> Result<(), Error> {
-        let fixed = self.fixed;
-        // SAFETY: we are at the boundary with PostgreSQL's C code, holding nothing to drop.
-        let node_id =
-            unsafe { pg_sys::panic::pgrx_extern_c_guard(|| settle(node_choice, &fixed)) }?;
-        self.node_choice = node_choice;
-        self.minter = self
-            .minter
-            .with_worker_bits(self.fixed.layout.worker_bits(node_id, self.slot));
-        Ok(())
     }
 
     /// The error, with the time of this backend's last id when it is about the clock.
     #[cold]
-    fn told(&self, error: Error) -> Error {
+    fn told(&self, error: ClockError) -> ClockError {
         match error {
-            Error::ClockBehind {
+            ClockError::Behind {
                 behind_ms,
                 max_lead_ms,
                 last: None,
-            } => Error::ClockBehind {
+            } => ClockError::Behind {
                 behind_ms,
                 max_lead_ms,
                 last: Some(format_unix_ms(
-                    self.fixed.unix_ms_of_tick_end(self.generator.last()),
+                    self.clock.unix_ms_of_tick_end(self.generator.last()),
                 )),
             },
             other => other,
@@ -177,7 +219,7 @@ impl Backend {
 /// written one before, is watched until the transaction ends; one it could not write is
 /// made in a later transaction.
 fn settle(node_choice: i64, fixed: &Fixed) -> Result<i64, Error> {
-    let node_id = node::resolve(node_choice, &fixed.layout)?;
+    let node_id = node::resolve(node_choice, fixed)?;
     match claims::claim(node_id, fixed)? {
         Claimed::Written(key) => watch(Watch::Claim(key)),
         // Found with nothing watched: no claim of this transaction, so a committed one.
@@ -192,7 +234,7 @@ fn settle(node_choice: i64, fixed: &Fixed) -> Result<i64, Error> {
 #[derive(Clone, Copy)]
 enum Watch {
     /// The claim it wrote: remembered if it commits, made again if not.
-    Claim(claims::Key),
+    Claim(Key),
     /// The claim is not known to be committed: the next transaction settles again.
     Recheck,
 }
@@ -258,10 +300,7 @@ unsafe extern "C-unwind" fn on_subxact_end(
 }
 
 fn unsettle() {
-    // SAFETY: runs at a transaction's end, outside any call of `next_id`.
-    if let Some(backend) = unsafe { &mut *BACKEND.0.get() } {
-        backend.node_choice = UNSETTLED;
-    }
+    SETTLED_CHOICE.store(UNSETTLED, Ordering::Relaxed);
 }
 
 /// The backend's number among the live processes of the server, from 0: PostgreSQL never
@@ -274,7 +313,7 @@ fn backend_slot() -> Result<i64, Error> {
     #[cfg(any(feature = "pg17", feature = "pg18"))]
     let slot = unsafe { pg_sys::MyProcNumber } as i64;
     if slot < 0 {
-        return Err(Error::NoBackendSlot);
+        return Err(BackendError::NoBackendSlot.into());
     }
     Ok(slot)
 }
@@ -286,9 +325,12 @@ fn backend_slot() -> Result<i64, Error> {
 /// sleeping until the clock reaches that tick: nothing to wait for unless a burst ran ahead.
 #[pg_guard]
 unsafe extern "C-unwind" fn wait_out_lead(_code: c_int, _arg: pg_sys::Datum) {
-    // SAFETY: runs at exit, outside any call of `next_id`.
+    // SAFETY: runs at exit, reading a copy: no reference into the cell is alive then.
     if let Some(backend) = unsafe { *BACKEND.0.get() } {
-        if slot_marks::record(backend.slot, backend.generator.last()) {
+        if let Some(shared) = shmem::shared() {
+            shared
+                .slot_marks
+                .record(backend.slot, backend.generator.last());
             return;
         }
         let clock = backend.clock;

@@ -9,13 +9,14 @@
 //! them: a Citus reference table, a table published both ways by logical replication, or
 //! a foreign table on one registry server (docs/scale-out.md).
 
-use crate::error::{Claim, ClaimConflict, Error};
-use crate::settings::Fixed;
-use crate::time::format_unix_ms;
-use crate::trusted_sql;
+use crate::error::Error;
+use crate::shmem;
+use crate::trusted_sql::{self, CatalogRead};
+use pgrx::pg_sys;
 use pgrx::prelude::*;
-use pgrx::{pg_shmem_init, pg_sys, PGRXSharedMemory, PgLwLock};
-use std::sync::atomic::{AtomicBool, Ordering};
+use snowflake_core::claim::{self, Claim, Key, OwnServer, Standing};
+use snowflake_core::server::Fixed;
+use snowflake_core::time::format_unix_ms;
 
 extension_sql!(
     r#"
@@ -98,50 +99,6 @@ pub enum Claimed {
     NoRegistry,
 }
 
-/// A claim as remembered: the database, the claims function (so a dropped and recreated
-/// extension is claimed again) and the node id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Key {
-    database: u32,
-    registry: u32,
-    node_id: i64,
-}
-
-/// Claims seen committed during this server life, with preload.
-#[derive(Clone, Copy)]
-pub struct Remembered {
-    keys: [Key; 64],
-    len: usize,
-}
-
-impl Default for Remembered {
-    fn default() -> Self {
-        Remembered {
-            keys: [Key::default(); 64],
-            len: 0,
-        }
-    }
-}
-
-// SAFETY: plain data, valid in any process that maps the segment.
-unsafe impl PGRXSharedMemory for Remembered {}
-
-static REMEMBERED: PgLwLock<Remembered> = unsafe { PgLwLock::new(c"snowflake_pg node claims") };
-/// Set in the postmaster when the memory is made; backends inherit it.
-static IN_USE: AtomicBool = AtomicBool::new(false);
-
-/// Requests the shared memory; call from `_PG_init` while preloading.
-// The macro tests for PostgreSQL versions this crate does not build for.
-#[allow(unexpected_cfgs)]
-pub fn request() {
-    pg_shmem_init!(
-        REMEMBERED = {
-            IN_USE.store(true, Ordering::Relaxed);
-            Remembered::default()
-        }
-    );
-}
-
 /// Claims `node_id` for this server in this database's `snowflake_nodes`, or says which
 /// server holds it or mints differently. Runs SQL: call only where an ERROR may be raised.
 pub fn claim(node_id: i64, fixed: &Fixed) -> Result<Claimed, Error> {
@@ -202,55 +159,32 @@ pub fn claim(node_id: i64, fixed: &Fixed) -> Result<Claimed, Error> {
                 .collect::<Result<Vec<_>, pgrx::spi::Error>>()
         })
     })
-    .map_err(|error| Error::CatalogRead {
+    .map_err(|error| CatalogRead {
         what: "snowflake_nodes",
         reason: error.to_string(),
     })?;
 
-    let mut held_here = None;
-    for (claim, written) in rows {
-        let disagrees = claim.node_id != node_id;
-        if disagrees || claim.system_identifier != own_system_identifier {
-            let conflict = Box::new(ClaimConflict {
-                claim,
-                own_system_identifier,
-                own_layout,
-                own_epoch,
-            });
-            return Err(if disagrees {
-                Error::ClaimDisagrees(conflict)
-            } else {
-                Error::NodeClaimed(conflict)
-            });
-        }
-        held_here = Some(written);
-    }
-    Ok(match held_here {
-        None => Claimed::NotYet,
-        Some(true) => Claimed::Written(key),
-        Some(false) => Claimed::Found(key),
+    let own = OwnServer {
+        system_identifier: own_system_identifier,
+        layout: own_layout,
+        epoch: own_epoch,
+    };
+    Ok(match claim::classify(rows, node_id, own)? {
+        Standing::Unclaimed => Claimed::NotYet,
+        Standing::Written => Claimed::Written(key),
+        Standing::Found => Claimed::Found(key),
     })
 }
 
 /// Remembers a claim now committed, for the rest of the server life (with preload).
 pub fn remember(key: Key) {
-    if !IN_USE.load(Ordering::Relaxed) {
-        return;
-    }
-    let mut remembered = REMEMBERED.exclusive();
-    let len = remembered.len;
-    // Full: later backends claim again, which is only slower.
-    if len < remembered.keys.len() && !remembered.keys[..len].contains(&key) {
-        remembered.keys[len] = key;
-        remembered.len += 1;
+    if let Some(claims) = shmem::claims() {
+        claims.exclusive().0.remember(key);
     }
 }
 
 fn is_remembered(key: Key) -> bool {
-    IN_USE.load(Ordering::Relaxed) && {
-        let remembered = REMEMBERED.share();
-        remembered.keys[..remembered.len].contains(&key)
-    }
+    shmem::claims().is_some_and(|claims| claims.share().0.contains(key))
 }
 
 /// Where this database's snowflake_pg keeps its claims.
@@ -266,7 +200,7 @@ struct Registry {
 /// This database's claims function, found by its membership in the extension (not by
 /// name), with every name and operator of the lookup qualified; none when the extension
 /// predates claims (before `ALTER EXTENSION snowflake_pg UPDATE`).
-fn find_registry() -> Result<Option<Registry>, Error> {
+fn find_registry() -> Result<Option<Registry>, CatalogRead> {
     const FIND: &str = "
         SELECT pg_catalog.quote_ident(n.nspname), p.oid::pg_catalog.int8, e.extowner
         FROM pg_catalog.pg_extension e
@@ -299,7 +233,7 @@ fn find_registry() -> Result<Option<Registry>, Error> {
                 }))
         })
     })
-    .map_err(|error: pgrx::spi::Error| Error::CatalogRead {
+    .map_err(|error: pgrx::spi::Error| CatalogRead {
         what: "snowflake_nodes",
         reason: error.to_string(),
     })

@@ -1,36 +1,40 @@
 //! snowflake_pg: 64-bit, time-ordered ids minted inside PostgreSQL, unique across every
 //! backend of a server and across the servers of a cluster, with no lock on the hot path.
 //!
-//! Pure logic, testable without a server: `layout` (the bits), `spec` (layouts from
-//! text, and the presets), `time` (epoch and
-//! timestamps), `generator` (the per-backend state machine), `error`, `mark_file` (the
-//! high-water mark on disk), `text_form` (ids as fixed-width text). PostgreSQL glue:
-//! `clock`, `raise` (errors into PostgreSQL), `settings`, `backend` (the generator of this
-//! process), `node` (the node id), `claims` (`snowflake_nodes`), `trusted_sql` (the
-//! library's own SQL under a fixed search_path, and as the extension's owner), `slot_marks`
-//! and `hwm` (shared memory, with preload), `status` and `stats` (the status view and its
-//! counters) and `sql` (the functions).
+//! The map of both crates. The id logic is the crate `snowflake_core` (in the directory of
+//! that name), which knows nothing of PostgreSQL and is tested with a fake clock
+//! (`cargo test -p snowflake_core`): `layout` and `spec` (the bits of an id, layouts from
+//! text), `server` (the layout and epoch a server mints with, from its settings), `time`
+//! and `clock` (epochs, timestamps, the system clock in ticks), `generator` and `stats`
+//! (one backend's state machine and what it met), `slot_marks`, `reservation` and
+//! `mark_file` (the hand-over of backend slots and the high-water mark), `claim` (what the
+//! rows of `snowflake_nodes` mean), `text_form` (ids as text) and `report` (each error's
+//! SQLSTATE and text, from one `match` in the error's own module).
+//!
+//! This crate is the PostgreSQL glue:
+//! - `sql` (the SQL functions) and `status` (the `snowflake_status` view);
+//! - `settings` (the `snowflake.*` settings), `backend` (this process's generator, its slot
+//!   and its node id), `node` (the node id from a setting or Citus), `claims` (the
+//!   `snowflake_nodes` registry);
+//! - `shmem` (the one shared-memory segment, with preload) and `hwm` (the high-water
+//!   mark's file and renewal);
+//! - `trusted_sql` (the library's own SQL under a fixed search_path, and as the extension's
+//!   owner), `error` (every module's error in one enum) and `raise` (errors into
+//!   PostgreSQL).
+//!
+//! Hand-written SQL lives in `sql/`, loaded below; only `#[pg_extern]` functions are
+//! declared in Rust.
 
 mod backend;
 mod claims;
-mod clock;
 mod error;
-mod generator;
 mod hwm;
-mod layout;
-mod mark_file;
 mod node;
 mod raise;
 mod settings;
-mod slot_marks;
-mod spec;
+mod shmem;
 mod sql;
-mod stats;
 mod status;
-#[cfg(test)]
-mod test_rng;
-mod text_form;
-mod time;
 mod trusted_sql;
 
 #[cfg(any(test, feature = "pg_test"))]
@@ -47,10 +51,8 @@ pub extern "C-unwind" fn _PG_init() {
     settings::register();
     // SAFETY: a flag PostgreSQL sets while it loads shared_preload_libraries.
     if unsafe { pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
-        hwm::request();
-        slot_marks::request(hwm::life_start);
-        claims::request();
-        status::request();
+        shmem::request(hwm::life_start);
+        hwm::record_at_clean_stop();
     }
 }
 

@@ -3,33 +3,84 @@
 //! Citus cluster has its own without a setting per node.
 
 use crate::error::Error;
-use crate::layout::{Field, Layout};
 use crate::settings::{self, FROM_CITUS, NODE_ID_UNREADABLE};
-use crate::trusted_sql;
+use crate::trusted_sql::{self, CatalogRead};
 use pgrx::prelude::*;
+use snowflake_core::layout::Field;
+use snowflake_core::report::{Report, Reported, SqlState};
+use snowflake_core::server::Fixed;
+
+/// A node id that cannot be had.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeError {
+    /// `snowflake.node_source = citus` in a database without Citus.
+    NoCitus,
+    /// A Citus node not yet in a cluster: it reads group 0, which is the coordinator's.
+    NotInCitusCluster,
+    /// This node's Citus group id does not fit the layout's node bits.
+    GroupIdOutOfRange { group_id: i64, node_bits: u32 },
+    /// `snowflake.node_id` was given a value PostgreSQL could not hold in the setting (not
+    /// an integer), before the library defined it: PostgreSQL would have fallen back to 0.
+    NodeIdUnreadable { value: String },
+}
+
+impl Reported for NodeError {
+    fn report(&self) -> Report {
+        use SqlState::*;
+        match self {
+            NodeError::NoCitus => Report::new(
+                ObjectNotInPrerequisiteState,
+                "snowflake.node_source is citus, but Citus is not installed in this database",
+            )
+            .hint("Create the citus extension in this database, or set snowflake.node_source = setting and give each server its snowflake.node_id."),
+            NodeError::NotInCitusCluster => Report::new(
+                ObjectNotInPrerequisiteState,
+                "this node is not in a Citus cluster yet: it reads group id 0, the coordinator's, and knows no other node",
+            )
+            .hint("Add it to the cluster with citus_add_node() on the coordinator (on the coordinator itself, call citus_set_coordinator_host()), or set snowflake.node_source = setting and give it a snowflake.node_id."),
+            NodeError::GroupIdOutOfRange { group_id, node_bits } => Report::new(
+                InvalidParameterValue,
+                format!("this node's Citus group id {group_id} does not fit in the {node_bits} node bits of the layout"),
+            )
+            .detail(format!(
+                "With {node_bits} node bits, node ids go from 0 to {}.",
+                (1i64 << node_bits) - 1
+            ))
+            .hint("Give snowflake.layout more node bits (needs a restart), or set snowflake.node_source = setting and give this server a snowflake.node_id in range."),
+            NodeError::NodeIdUnreadable { value } => Report::new(
+                InvalidParameterValue,
+                format!("snowflake.node_id = \"{value}\" is not a node id"),
+            )
+            .detail("It is not an integer. PostgreSQL would have set aside the value and minted as node 0, which another server may hold, so no id is minted until the value is fixed.")
+            .hint("Set snowflake.node_id to an integer node id in range, in postgresql.conf or wherever the value came from (ALTER SYSTEM, ALTER ROLE or DATABASE ... SET, PGOPTIONS, a SET before snowflake_pg was loaded)."),
+        }
+    }
+}
 
 /// The node id for `choice` (`settings::node_choice`), checked against the layout. Runs SQL
 /// for Citus: call only where an ERROR may be raised.
-pub fn resolve(choice: i64, layout: &Layout) -> Result<i64, Error> {
+pub fn resolve(choice: i64, fixed: &Fixed) -> Result<i64, Error> {
     match choice {
         FROM_CITUS => {}
         NODE_ID_UNREADABLE => {
-            return Err(Error::NodeIdUnreadable {
+            return Err(NodeError::NodeIdUnreadable {
                 value: settings::unreadable_node_id().unwrap_or_default().into(),
-            })
+            }
+            .into())
         }
         node_id => {
-            layout.check_node_id(node_id)?;
+            fixed.check_node_id(node_id)?;
             return Ok(node_id);
         }
     }
     let group_id = citus_group_id()?;
-    let node_bits = layout.bits(Field::Node);
-    if group_id >= 1 << node_bits {
-        return Err(Error::GroupIdOutOfRange {
+    let node_bits = fixed.layout.bits(Field::Node);
+    if !fixed.layout.fits_node_id(group_id) {
+        return Err(NodeError::GroupIdOutOfRange {
             group_id,
             node_bits,
-        });
+        }
+        .into());
     }
     Ok(group_id)
 }
@@ -64,13 +115,13 @@ fn citus_group_id() -> Result<i64, Error> {
             group.get_two::<i64, bool>().map(Some)
         })
     })
-    .map_err(|error: pgrx::spi::Error| Error::CatalogRead {
+    .map_err(|error: pgrx::spi::Error| CatalogRead {
         what: "the Citus group id",
         reason: error.to_string(),
     })?;
     match group {
-        None => Err(Error::NoCitus),
+        None => Err(NodeError::NoCitus.into()),
         Some((Some(group_id), Some(true))) => Ok(group_id),
-        Some(_) => Err(Error::NotInCitusCluster),
+        Some(_) => Err(NodeError::NotInCitusCluster.into()),
     }
 }

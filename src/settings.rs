@@ -7,13 +7,14 @@
 //! defaults, and if the configuration sets them anyway every call says so instead of
 //! silently ignoring it.
 
-use crate::clock::{unix_now_ms, SystemClock};
 use crate::error::Error;
-use crate::layout::{Field, Layout, MAX_SLOT_BITS};
-use crate::spec;
-use crate::time::Epoch;
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use pgrx::{pg_guard, pg_sys, PostgresGucEnum};
+use snowflake_core::clock::unix_now_ms;
+use snowflake_core::layout::{Layout, LayoutError, NodeBitsFrom};
+use snowflake_core::report::{Report, Reported, SqlState};
+use snowflake_core::server::{server_layout, Fixed, DEFAULT_NODE_BITS};
+use snowflake_core::time::Epoch;
 use std::cell::Cell;
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -26,9 +27,6 @@ const LAYOUT_NAME: &CStr = c"snowflake.layout";
 const MAX_LEAD_NAME: &CStr = c"snowflake.max_lead_ms";
 const NODE_SOURCE_NAME: &CStr = c"snowflake.node_source";
 
-/// Two node bits leave 8 for the backend slot: 256 slots, enough for a stock server
-/// (max_connections = 100 plus background processes), and 4 nodes.
-const DEFAULT_NODE_BITS: i32 = 2;
 const DEFAULT_EPOCH: &CStr = c"2020-01-01 00:00:00+00";
 /// A second: absorbs a leap second stepped back, and is the longest a backend that ran
 /// ahead in a burst waits at exit.
@@ -36,7 +34,7 @@ const DEFAULT_MAX_LEAD_MS: i32 = 1000;
 const MAX_MAX_LEAD_MS: i32 = 60_000;
 
 static NODE_ID: GucSetting<i32> = GucSetting::<i32>::new(0);
-static NODE_BITS: GucSetting<i32> = GucSetting::<i32>::new(DEFAULT_NODE_BITS);
+static NODE_BITS: GucSetting<i32> = GucSetting::<i32>::new(DEFAULT_NODE_BITS as i32);
 static EPOCH: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(DEFAULT_EPOCH));
 /// Empty: the default layout, with `snowflake.node_bits` node bits.
 static LAYOUT: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c""));
@@ -79,8 +77,26 @@ static NODE_CHOICE: AtomicI64 = AtomicI64::new(0);
 /// hooks let every value pass then; `register` checks them itself.
 static DEFINING: AtomicBool = AtomicBool::new(false);
 
+/// A restart-only setting in the configuration of a server that did not preload the library.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NeedsPreload {
+    name: &'static str,
+    value: String,
+}
+
+impl Reported for NeedsPreload {
+    fn report(&self) -> Report {
+        let NeedsPreload { name, value } = self;
+        Report::new(
+            SqlState::InvalidParameterValue,
+            format!("{name} = \"{value}\" is set, but snowflake_pg is not in shared_preload_libraries"),
+        )
+        .hint(format!("{name} only takes effect at server start: add snowflake_pg to shared_preload_libraries and restart, or remove the setting."))
+    }
+}
+
 /// Set when the configuration gives a restart-only setting but the library was not preloaded.
-static NEEDS_PRELOAD: OnceLock<Error> = OnceLock::new();
+static NEEDS_PRELOAD: OnceLock<NeedsPreload> = OnceLock::new();
 
 /// Whether the configuration sets `snowflake.node_bits`, which must then agree with
 /// `snowflake.layout`: its default alone cannot tell.
@@ -278,7 +294,7 @@ unsafe extern "C-unwind" fn check_layout(
 ) -> bool {
     // SAFETY: PostgreSQL passes the proposed value, a NUL-terminated string or NULL.
     let text = unsafe { text_at(*new_value) };
-    check_restart_only(layout_of(&text, None).map(drop))
+    check_restart_only(server_layout(&text, None).map(drop))
 }
 
 /// As `check_layout`, for `snowflake.node_bits`.
@@ -322,19 +338,19 @@ unsafe fn text_at(value: *const c_char) -> String {
 /// A check hook's answer for a restart-only setting: while the settings are defined every
 /// value passes (`register` refuses a bad one itself, so the server will not start); after
 /// that a bad value is refused with its error's message, detail and hint.
-fn check_restart_only(checked: Result<(), Error>) -> bool {
+fn check_restart_only(checked: Result<(), impl Reported>) -> bool {
     match checked {
         Ok(()) => true,
         Err(_) if DEFINING.load(Ordering::Relaxed) => true,
         Err(error) => {
-            refuse_in_check_hook(&error);
+            refuse_in_check_hook(error.report());
             false
         }
     }
 }
 
 /// Hands PostgreSQL the text of `error` for its report of a refused setting.
-fn refuse_in_check_hook(error: &Error) {
+fn refuse_in_check_hook(report: Report) {
     let copy = |text: String| {
         let text = CString::new(text).unwrap_or_default();
         // SAFETY: copies the text into PostgreSQL's memory, where the report reads it.
@@ -342,11 +358,11 @@ fn refuse_in_check_hook(error: &Error) {
     };
     // SAFETY: PostgreSQL's documented way for a check hook to word its refusal.
     unsafe {
-        pg_sys::GUC_check_errmsg_string = copy(error.message());
-        if let Some(detail) = error.detail() {
+        pg_sys::GUC_check_errmsg_string = copy(report.message);
+        if let Some(detail) = report.detail {
             pg_sys::GUC_check_errdetail_string = copy(detail);
         }
-        if let Some(hint) = error.hint() {
+        if let Some(hint) = report.hint {
             pg_sys::GUC_check_errhint_string = copy(hint);
         }
     }
@@ -369,10 +385,11 @@ unsafe extern "C-unwind" fn check_node_id(
     }
     let Ok(fixed) = fixed() else { return true };
     // SAFETY: PostgreSQL passes the proposed value.
-    match fixed.layout.check_node_id(unsafe { *new_value } as i64) {
+    match fixed.check_node_id(unsafe { *new_value } as i64) {
         Ok(()) => true,
         Err(error) => {
-            let detail = CString::new(error.detail().unwrap_or_default()).unwrap_or_default();
+            let detail =
+                CString::new(error.report().detail.unwrap_or_default()).unwrap_or_default();
             // SAFETY: PostgreSQL reads this palloc'd string when it reports the refusal.
             unsafe { pg_sys::GUC_check_errdetail_string = pg_sys::pstrdup(detail.as_ptr()) };
             false
@@ -415,7 +432,7 @@ fn not_configured(name: &'static CStr) -> bool {
         return true;
     };
     let name = name.to_str().unwrap_or_default();
-    let _ = NEEDS_PRELOAD.set(Error::NeedsPreload { name, value });
+    let _ = NEEDS_PRELOAD.set(NeedsPreload { name, value });
     false
 }
 
@@ -434,41 +451,9 @@ fn configured_reset(name: &CStr) -> Option<String> {
 fn configured(name: &CStr) -> Option<String> {
     // SAFETY: looks up a setting by name; missing_ok means NULL when there is none.
     let value = unsafe { pg_sys::GetConfigOption(name.as_ptr(), true, false) };
-    // SAFETY: a non-NULL result is the placeholder's NUL-terminated value.
-    (!value.is_null()).then(|| {
-        unsafe { CStr::from_ptr(value) }
-            .to_string_lossy()
-            .into_owned()
-    })
-}
-
-/// The settings fixed for the server's lifetime.
-#[derive(Debug, Clone, Copy)]
-pub struct Fixed {
-    pub layout: Layout,
-    pub epoch: Epoch,
-}
-
-impl Fixed {
-    /// The wall clock in ticks of the layout since the epoch.
-    pub fn clock(&self) -> SystemClock {
-        SystemClock {
-            epoch_unix_ms: self.epoch.unix_ms(),
-            unit: self.layout.unit(),
-        }
-    }
-
-    /// The tick that a time in ms since 1970 falls in.
-    pub fn tick_of_unix_ms(&self, unix_ms: i64) -> i64 {
-        self.layout
-            .unit()
-            .ticks_of_ms(unix_ms - self.epoch.unix_ms())
-    }
-
-    /// The last ms since 1970 of tick `tick`.
-    pub fn unix_ms_of_tick_end(&self, tick: i64) -> i64 {
-        (tick + 1) * self.layout.unit().ms() - 1 + self.epoch.unix_ms()
-    }
+    // SAFETY: a non-NULL result is the placeholder's NUL-terminated value, as `text_at`
+    // asks.
+    (!value.is_null()).then(|| unsafe { text_at(value) })
 }
 
 thread_local! {
@@ -487,53 +472,22 @@ pub fn fixed() -> Result<Fixed, Error> {
 
 fn load_fixed() -> Result<Fixed, Error> {
     if let Some(error) = NEEDS_PRELOAD.get() {
-        return Err(error.clone());
+        return Err(error.clone().into());
     }
+    let (layout, node_bits_from) = load_layout()?;
     Ok(Fixed {
-        layout: load_layout()?,
+        layout,
         epoch: Epoch::parse(&text_of(&EPOCH), unix_now_ms())?,
+        node_bits_from,
     })
 }
 
-fn load_layout() -> Result<Layout, Error> {
-    let text = text_of(&LAYOUT);
-    if text.trim().is_empty() {
-        return Layout::from_node_bits(NODE_BITS.get().into());
-    }
+fn load_layout() -> Result<(Layout, NodeBitsFrom), LayoutError> {
     let node_bits_given = NODE_BITS_GIVEN.load(Ordering::Relaxed);
-    layout_of(&text, node_bits_given.then(|| NODE_BITS.get().into()))
-}
-
-/// The server layout that `snowflake.layout = text` gives (not empty), checked against
-/// `snowflake.node_bits` when the configuration gives that too.
-fn layout_of(text: &str, node_bits: Option<i64>) -> Result<Layout, Error> {
-    if text.trim().is_empty() {
-        return Layout::from_node_bits(DEFAULT_NODE_BITS.into());
-    }
-    let spec = spec::parse(text)?;
-    let refuse = |reason: &str| {
-        Err(Error::InvalidLayout {
-            value: text.into(),
-            reason: reason.into(),
-        })
-    };
-    if spec.epoch.is_some() {
-        return refuse("the server's ids count from snowflake.epoch; leave the epoch out");
-    }
-    if spec.layout.bits(Field::Slot) > MAX_SLOT_BITS {
-        return refuse("a server's layout has at most 12 slot bits (4096 backend slots)");
-    }
-    let layout_node_bits = spec.layout.bits(Field::Node);
-    match node_bits {
-        Some(node_bits) if node_bits != i64::from(layout_node_bits) => {
-            Err(Error::LayoutDisagreesWithNodeBits {
-                layout: text.into(),
-                layout_node_bits,
-                node_bits,
-            })
-        }
-        _ => Ok(spec.layout),
-    }
+    server_layout(
+        &text_of(&LAYOUT),
+        node_bits_given.then(|| NODE_BITS.get().into()),
+    )
 }
 
 fn text_of(setting: &GucSetting<Option<CString>>) -> String {

@@ -1,14 +1,41 @@
 //! The SQL functions: thin wrappers that read the settings, call the pure modules and turn
 //! their errors into PostgreSQL errors.
 
-use crate::clock::unix_now_ms;
 use crate::error::Error;
-use crate::layout::{Layout, Parts};
 use crate::raise::{or_raise, raise};
-use crate::time::Epoch;
-use crate::{backend, settings, spec};
+use crate::{backend, settings};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
+use snowflake_core::clock::unix_now_ms;
+use snowflake_core::layout::{Layout, LayoutError, Parts};
+use snowflake_core::report::{Report, Reported, SqlState};
+use snowflake_core::spec;
+use snowflake_core::text_form::{self, Form};
+use snowflake_core::time::{Epoch, TimeError};
+
+/// A call the SQL functions refuse themselves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallError {
+    /// `snowflake_next(gene)` with a NULL gene.
+    NullGene,
+    /// `snowflake_parse` was declared with a row type other than `snowflake_parts`.
+    PartsType(String),
+}
+
+impl Reported for CallError {
+    fn report(&self) -> Report {
+        match self {
+            CallError::NullGene => Report::new(
+                SqlState::NullValueNotAllowed,
+                "the gene of snowflake_next(gene) cannot be NULL",
+            ),
+            CallError::PartsType(reason) => Report::new(
+                SqlState::DatatypeMismatch,
+                format!("snowflake_parse must return snowflake_parts: {reason}"),
+            ),
+        }
+    }
+}
 
 extension_sql!(
     r#"
@@ -83,7 +110,7 @@ pub unsafe extern "C-unwind" fn snowflake_next_gene(
     // SAFETY: PostgreSQL passes a valid fcinfo with the one argument the SQL declares.
     let key = unsafe { *std::ptr::addr_of!((*fcinfo).args).cast::<pg_sys::NullableDatum>() };
     if key.isnull {
-        return id_or_raise(Err(Error::NullGene));
+        return id_or_raise(Err(CallError::NullGene.into()));
     }
     id_or_raise(backend::next_id_with_gene(key.value.value() as i64))
 }
@@ -178,12 +205,14 @@ fn server_layout() -> (Layout, Epoch) {
 fn layout_of(text: &str) -> Result<(Layout, Epoch), Error> {
     let spec = spec::parse(text)?;
     let epoch = match spec.epoch {
-        Some(epoch) => Epoch::parse(&epoch, unix_now_ms()).map_err(|_| Error::InvalidLayout {
-            value: text.into(),
-            reason: format!(
-                "the epoch \"{epoch}\" is not an ISO 8601 time from 1970 on, in the past"
-            ),
-        })?,
+        Some(epoch) => {
+            Epoch::parse(&epoch, unix_now_ms()).map_err(|_| LayoutError::InvalidLayout {
+                value: text.into(),
+                reason: format!(
+                    "the epoch \"{epoch}\" is not an ISO 8601 time from 1970 on, in the past"
+                ),
+            })?
+        }
         None => settings::fixed()?.epoch,
     };
     Ok((spec.layout, epoch))
@@ -199,13 +228,13 @@ fn parts_row(
     let ts = epoch
         .pg_micros_of(parts.ticks, layout.unit())
         .and_then(|micros| TimestampWithTimeZone::try_from(micros).ok())
-        .unwrap_or_else(|| raise(Error::TimeOfIdOutOfRange(id)));
+        .unwrap_or_else(|| raise(TimeError::TimeOfIdOutOfRange(id)));
     // Found through the call's return type rather than by name, so it works whatever
     // schema the extension lives in and whatever the search_path.
     // SAFETY: PostgreSQL passes a valid fcinfo with its flinfo.
     let parts_type = unsafe { pg_sys::get_fn_expr_rettype((*fcinfo).flinfo) };
     let mut row = PgHeapTuple::new_composite_type_by_oid(parts_type)
-        .unwrap_or_else(|e| raise(Error::PartsType(e.to_string())));
+        .unwrap_or_else(|e| raise(CallError::PartsType(e.to_string())));
     // Every field but the time has at most 31 bits; the worker id (node and slot side by
     // side) can have more, and is NULL then.
     let fields = [
@@ -216,13 +245,13 @@ fn parts_row(
         ("gene", i32::try_from(parts.gene).ok()),
     ];
     row.set_by_name("ts", ts)
-        .unwrap_or_else(|e| raise(Error::PartsType(e.to_string())));
+        .unwrap_or_else(|e| raise(CallError::PartsType(e.to_string())));
     for (name, value) in fields {
         match row.set_by_name(name, value) {
             // A database still on 0.1.0's objects (before ALTER EXTENSION snowflake_pg
             // UPDATE) has no gene column, and its layout no gene bits.
             Err(pgrx::datum::TryFromDatumError::NoSuchAttributeName(_)) if name == "gene" => {}
-            result => result.unwrap_or_else(|e| raise(Error::PartsType(e.to_string()))),
+            result => result.unwrap_or_else(|e| raise(CallError::PartsType(e.to_string()))),
         }
     }
     row
@@ -232,13 +261,11 @@ fn parts_row(
 /// (11). Under COLLATE "C" the texts sort as the ids do. Immutable: no setting changes it.
 #[pg_extern(immutable, strict, parallel_safe)]
 fn snowflake_encode(id: i64, form: default!(&str, "'base32'")) -> String {
-    let form = or_raise(crate::text_form::Form::named(form));
-    or_raise(crate::text_form::encode(id, form))
+    or_raise(text_form::encode(id, or_raise(Form::named(form))))
 }
 
 /// The id that `snowflake_encode` wrote as `encoded`; base32 reads either case.
 #[pg_extern(immutable, strict, parallel_safe)]
 fn snowflake_decode(encoded: &str, form: default!(&str, "'base32'")) -> i64 {
-    let form = or_raise(crate::text_form::Form::named(form));
-    or_raise(crate::text_form::decode(encoded, form))
+    or_raise(text_form::decode(encoded, or_raise(Form::named(form))))
 }

@@ -2,59 +2,33 @@
 //! backend slot's generators (`stats`) live in shared memory with preload, so the view
 //! sums the whole server since its start; without preload, only this session's are known.
 
-use crate::error::Error;
-use crate::layout::MAX_SLOT_BITS;
+use crate::raise::{or_raise, raise};
 use crate::settings::{self, FROM_CITUS};
-use crate::stats::{Stats, Totals};
-use crate::{hwm, node, slot_marks};
+use crate::{hwm, node, shmem};
+use pgrx::pg_sys;
 use pgrx::prelude::*;
-use pgrx::{pg_shmem_init, pg_sys, PGRXSharedMemory, PgAtomic};
-use std::sync::atomic::{AtomicBool, Ordering};
+use snowflake_core::stats::{Stats, Totals};
+use snowflake_core::time::TimeError;
 
-/// The counters of every backend slot a server's layout can number.
-pub struct SlotStats([Stats; 1 << MAX_SLOT_BITS]);
-
-// SAFETY: plain atomics, valid in any process that maps the segment.
-unsafe impl PGRXSharedMemory for SlotStats {}
-
-static SLOT_STATS: PgAtomic<SlotStats> = unsafe { PgAtomic::new(c"snowflake_pg slot stats") };
-/// Set in the postmaster when the counters are made; backends inherit it.
-static IN_USE: AtomicBool = AtomicBool::new(false);
 /// This session's counters, without preload.
 static OWN: Stats = Stats::new();
-
-/// Requests the shared memory; call from `_PG_init` while preloading.
-// The macro tests for PostgreSQL versions this crate does not build for.
-#[allow(unexpected_cfgs)]
-pub fn request() {
-    pg_shmem_init!(
-        SLOT_STATS = {
-            IN_USE.store(true, Ordering::Relaxed);
-            SlotStats(std::array::from_fn(|_| Stats::new()))
-        }
-    );
-}
 
 /// Where the generator of `slot` counts: the slot's shared counters with preload, else
 /// this session's. The slot was checked to fit the layout's slot bits.
 pub fn stats_of(slot: i64) -> &'static Stats {
-    if IN_USE.load(Ordering::Relaxed) {
-        &SLOT_STATS.get().0[slot as usize]
-    } else {
-        &OWN
-    }
+    shmem::shared().map_or(&OWN, |shared| &shared.slot_stats[slot as usize])
 }
 
 fn totals() -> Totals {
-    if IN_USE.load(Ordering::Relaxed) {
-        SLOT_STATS
-            .get()
-            .0
-            .iter()
-            .fold(Totals::default(), |sum, stats| sum.plus(stats.read()))
-    } else {
-        OWN.read()
-    }
+    shmem::shared().map_or_else(
+        || OWN.read(),
+        |shared| {
+            shared
+                .slot_stats
+                .iter()
+                .fold(Totals::default(), |sum, stats| sum.plus(stats.read()))
+        },
+    )
 }
 
 extension_sql!(
@@ -92,7 +66,7 @@ fn snowflake_server_status() -> TableIterator<
         name!(spent_tick_waits, i64),
     ),
 > {
-    let fixed = crate::raise::or_raise(settings::fixed());
+    let fixed = or_raise(settings::fixed());
     let unit = fixed.layout.unit();
     let time_of = |ticks: i64| {
         fixed
@@ -104,7 +78,7 @@ fn snowflake_server_status() -> TableIterator<
     let totals = totals();
     let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
     TableIterator::once((
-        node::resolve(choice, &fixed.layout)
+        node::resolve(choice, &fixed)
             .ok()
             .and_then(|id| i32::try_from(id).ok()),
         if choice == FROM_CITUS {
@@ -115,9 +89,9 @@ fn snowflake_server_status() -> TableIterator<
         // SAFETY: reads the control file's copy in shared memory.
         unsafe { pg_sys::GetSystemIdentifier() } as i64,
         fixed.layout.to_string(),
-        time_of(0).unwrap_or_else(|| crate::raise::raise(Error::EpochOutOfRange)),
-        IN_USE.load(Ordering::Relaxed),
-        slot_marks::held().map(|held| held as i32),
+        time_of(0).unwrap_or_else(|| raise(TimeError::EpochOutOfRange)),
+        shmem::preloaded(),
+        shmem::shared().map(|shared| shared.slot_marks.held() as i32),
         // The reservation ends with its last tick.
         hwm::reserved().and_then(|tick| time_of(tick + 1)),
         totals.furthest_lead_ticks * unit.ms(),

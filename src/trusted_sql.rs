@@ -6,6 +6,23 @@
 //! PostgreSQL runs maintenance as a table's owner.
 
 use pgrx::pg_sys;
+use snowflake_core::report::{Report, Reported, SqlState};
+
+/// A catalog query of the extension failed in a way PostgreSQL did not report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogRead {
+    pub what: &'static str,
+    pub reason: String,
+}
+
+impl Reported for CatalogRead {
+    fn report(&self) -> Report {
+        Report::new(
+            SqlState::ObjectNotInPrerequisiteState,
+            format!("snowflake_pg could not read {}: {}", self.what, self.reason),
+        )
+    }
+}
 
 /// Runs `f` with `search_path` set to `pg_catalog, pg_temp`, as a function's `SET` clause
 /// does; the caller's search_path comes back after it, or when an ERROR aborts the

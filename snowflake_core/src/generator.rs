@@ -14,9 +14,53 @@
 //!   Getting there by a burst costs a wait of a tick or so; a clock that is further
 //!   behind than that stepped back beyond the bound, and gets an error.
 
-use crate::error::Error;
 use crate::layout::{Layout, Unit};
+use crate::report::{Report, Reported, SqlState};
 use crate::stats::{Stats, UNKEPT};
+
+/// Why the clock let no id be minted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClockError {
+    /// The system clock reads a time before `snowflake.epoch`.
+    BeforeEpoch,
+    /// The clock stepped back further than the lead bound absorbs.
+    Behind {
+        behind_ms: i64,
+        max_lead_ms: i64,
+        /// The time of the last id, when the caller knows the epoch to tell it.
+        last: Option<String>,
+    },
+    /// The time field of the layout is full.
+    TimeRangeExhausted,
+}
+
+const CHECK_CLOCK_AND_EPOCH: &str = "Check the system clock and snowflake.epoch.";
+
+impl Reported for ClockError {
+    fn report(&self) -> Report {
+        let report = |message: String| Report::new(SqlState::ObjectNotInPrerequisiteState, message);
+        match self {
+            ClockError::BeforeEpoch => {
+                report("the system clock reads a time before snowflake.epoch".into())
+                    .hint(CHECK_CLOCK_AND_EPOCH)
+            }
+            ClockError::Behind {
+                behind_ms,
+                max_lead_ms,
+                last,
+            } => report(match last {
+                Some(last) => format!("the system clock is {behind_ms} ms behind the last snowflake id of this backend slot ({last})"),
+                None => format!("the system clock is {behind_ms} ms behind the last snowflake id of this backend slot"),
+            })
+            .detail(format!("A step back of up to snowflake.max_lead_ms ({max_lead_ms} ms) is absorbed; this one is larger. With shared_preload_libraries the last id may be from before a restart: no id is minted below it."))
+            .hint("Retry once the clock has caught up, or raise snowflake.max_lead_ms."),
+            ClockError::TimeRangeExhausted => report(
+                "the time field of the layout is full: the time range from snowflake.epoch is used up".into(),
+            )
+            .hint(CHECK_CLOCK_AND_EPOCH),
+        }
+    }
+}
 
 /// Ticks since the snowflake epoch, and a way to let them pass.
 pub trait Clock {
@@ -75,13 +119,13 @@ impl Generator {
 
     /// The next `(tick, sequence)` pair, strictly greater than every pair before it.
     #[inline(always)]
-    pub fn next(&mut self, clock: &impl Clock, max_lead_ms: i64) -> Result<(i64, u32), Error> {
+    pub fn next(&mut self, clock: &impl Clock, max_lead_ms: i64) -> Result<(i64, u32), ClockError> {
         let unit = clock.unit();
         let lead = unit.ticks_of_ms(max_lead_ms);
         loop {
             let now = clock.now();
             if now < 0 {
-                return Err(Error::ClockBeforeEpoch);
+                return Err(ClockError::BeforeEpoch);
             }
             let (tick, sequence) = if now > self.last {
                 (now, 0)
@@ -93,7 +137,7 @@ impl Generator {
             // The plain path: minting on the clock's own tick.
             if tick <= now {
                 if tick > self.max_ticks {
-                    return Err(Error::TimeRangeExhausted);
+                    return Err(ClockError::TimeRangeExhausted);
                 }
                 self.last = tick;
                 self.sequence = sequence;
@@ -102,7 +146,7 @@ impl Generator {
             let excess = tick - now - lead;
             if excess <= 0 {
                 if tick > self.max_ticks {
-                    return Err(Error::TimeRangeExhausted);
+                    return Err(ClockError::TimeRangeExhausted);
                 }
                 self.note_ahead(now, (tick, sequence));
                 self.last = tick;
@@ -111,7 +155,7 @@ impl Generator {
             }
             if excess > unit.ticks_of_ms(MAX_CATCH_UP_MS).max(1) {
                 self.stats.step_back_refused();
-                return Err(Error::ClockBehind {
+                return Err(ClockError::Behind {
                     behind_ms: (self.last - now) * unit.ms(),
                     max_lead_ms,
                     last: None,
@@ -166,49 +210,9 @@ impl Generator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fake_clock::FakeClock;
     use crate::stats::Totals;
     use crate::test_rng::Rng;
-    use std::cell::Cell;
-
-    /// A clock that moves only when told to, or when slept on.
-    struct FakeClock {
-        now: Cell<i64>,
-        slept: Cell<i64>,
-        unit: Unit,
-    }
-
-    impl FakeClock {
-        fn at(ms: i64) -> FakeClock {
-            FakeClock::ticking(ms, Unit::Ms)
-        }
-        fn ticking(now: i64, unit: Unit) -> FakeClock {
-            FakeClock {
-                now: Cell::new(now),
-                slept: Cell::new(0),
-                unit,
-            }
-        }
-        fn set(&self, ms: i64) {
-            self.now.set(ms);
-        }
-        fn advance(&self, ms: i64) {
-            self.now.set(self.now.get() + ms);
-        }
-    }
-
-    impl Clock for FakeClock {
-        fn now(&self) -> i64 {
-            self.now.get()
-        }
-        fn sleep(&self, ticks: i64) {
-            assert!(ticks > 0, "sleeps must make progress");
-            self.slept.set(self.slept.get() + ticks);
-            self.advance(ticks);
-        }
-        fn unit(&self) -> Unit {
-            self.unit
-        }
-    }
 
     const LEAD: i64 = 1000;
     const MAX_SEQUENCE: u32 = 4095;
@@ -297,7 +301,7 @@ mod tests {
         clock.set(10_000 - 5_000);
         assert_eq!(
             generator.next(&clock, LEAD),
-            Err(Error::ClockBehind {
+            Err(ClockError::Behind {
                 behind_ms: 5_000,
                 max_lead_ms: LEAD,
                 last: None
@@ -313,14 +317,17 @@ mod tests {
         let clock = FakeClock::at(-1);
         assert_eq!(
             Generator::after(-5, &layout()).next(&clock, LEAD),
-            Err(Error::ClockBeforeEpoch)
+            Err(ClockError::BeforeEpoch)
         );
         let clock = FakeClock::at(layout().max_ticks());
         let mut generator = Generator::after(layout().max_ticks() - 1, &layout());
         for _ in 0..=MAX_SEQUENCE {
             generator.next(&clock, LEAD).unwrap();
         }
-        assert_eq!(generator.next(&clock, LEAD), Err(Error::TimeRangeExhausted));
+        assert_eq!(
+            generator.next(&clock, LEAD),
+            Err(ClockError::TimeRangeExhausted)
+        );
     }
 
     #[test]
@@ -385,7 +392,7 @@ mod tests {
         clock.set(1_003 - 5);
         assert_eq!(
             generator.next(&clock, 20),
-            Err(Error::ClockBehind {
+            Err(ClockError::Behind {
                 behind_ms: 50,
                 max_lead_ms: 20,
                 last: None
@@ -443,7 +450,7 @@ mod tests {
                         last = pair;
                     }
                     // Repeated steps back can add up past the bound: refused, never repeated.
-                    Err(Error::ClockBehind {
+                    Err(ClockError::Behind {
                         behind_ms,
                         max_lead_ms,
                         ..

@@ -24,10 +24,23 @@ pub fn unix_now_ms() -> i64 {
     now.tv_sec * 1000 + now.tv_nsec / 1_000_000
 }
 
+impl SystemClock {
+    /// The tick that a time in ms since 1970 falls in.
+    #[inline]
+    pub fn tick_of_unix_ms(&self, unix_ms: i64) -> i64 {
+        self.unit.ticks_of_ms(unix_ms - self.epoch_unix_ms)
+    }
+
+    /// The last ms since 1970 of tick `tick`.
+    pub fn unix_ms_of_tick_end(&self, tick: i64) -> i64 {
+        (tick + 1) * self.unit.ms() - 1 + self.epoch_unix_ms
+    }
+}
+
 impl Clock for SystemClock {
     #[inline]
     fn now(&self) -> i64 {
-        self.unit.ticks_of_ms(unix_now_ms() - self.epoch_unix_ms)
+        self.tick_of_unix_ms(unix_now_ms())
     }
 
     fn sleep(&self, ticks: i64) {

@@ -2,8 +2,7 @@
 //! such as `time:41, node:2, slot:8, sequence:12` or `time:37/10ms, node:2, slot:8,
 //! sequence:6`. In a per-call layout an `epoch:<ISO 8601>` entry may follow the fields.
 
-use crate::error::{Error, NodeBitsFrom};
-use crate::layout::{Field, Layout, Unit, MAX_FIELD_BITS};
+use crate::layout::{Field, Layout, LayoutError, Unit, MAX_FIELD_BITS};
 
 /// The presets: ours, and those of other systems, with their epochs, for parsing their ids.
 /// Where another system's time field is wider than ours, its top bits are 0 until the
@@ -43,13 +42,13 @@ pub struct Spec {
 }
 
 /// Reads a preset name or a spec.
-pub fn parse(text: &str) -> Result<Spec, Error> {
+pub fn parse(text: &str) -> Result<Spec, LayoutError> {
     let trimmed = text.trim();
     let spec = PRESETS
         .iter()
         .find(|(name, _)| name.eq_ignore_ascii_case(trimmed))
         .map_or(trimmed, |&(_, spec)| spec);
-    parse_spec(spec).map_err(|reason| Error::InvalidLayout {
+    parse_spec(spec).map_err(|reason| LayoutError::InvalidLayout {
         value: text.into(),
         reason,
     })
@@ -121,7 +120,7 @@ fn parse_spec(spec: &str) -> Result<Spec, String> {
         ));
     }
     Ok(Spec {
-        layout: Layout::new(&fields, unit, NodeBitsFrom::Layout),
+        layout: Layout::new(&fields, unit),
         epoch,
     })
 }
@@ -140,7 +139,7 @@ mod tests {
 
     fn reason(text: &str) -> String {
         match parse(text) {
-            Err(Error::InvalidLayout { value, reason }) => {
+            Err(LayoutError::InvalidLayout { value, reason }) => {
                 assert_eq!(value, text);
                 reason
             }

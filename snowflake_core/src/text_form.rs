@@ -5,7 +5,89 @@
 //! Both alphabets are in ASCII order and every id takes the full width, padded with
 //! zeros, so the byte order of the text (COLLATE "C") is the order of the ids.
 
-use crate::error::Error;
+use crate::layout::LayoutError;
+use crate::report::{Report, Reported, SqlState};
+
+/// Text that is no id of its form, or a form that does not exist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TextFormError {
+    /// Text not as long as its form's ids.
+    Length {
+        form: Form,
+        text: String,
+        length: usize,
+    },
+    /// A character outside the form's digits, at its position (from 1) in the text.
+    Character {
+        form: Form,
+        text: String,
+        character: char,
+        position: usize,
+    },
+    /// Text that writes a number past the largest id, `i64::MAX`.
+    OutOfRange { form: Form, text: String },
+    /// A text form other than base32 and base62.
+    UnknownForm(String),
+    /// Ids are never negative, so no text writes one.
+    NegativeId(i64),
+}
+
+/// A character as a message shows it: quoted, or by its code point if it does not print.
+fn shown(character: char) -> String {
+    if character.is_control() {
+        format!("U+{:04X}", u32::from(character))
+    } else {
+        format!("\"{character}\"")
+    }
+}
+
+impl Reported for TextFormError {
+    fn report(&self) -> Report {
+        use SqlState::*;
+        match self {
+            TextFormError::Length { form, text, length } => Report::new(
+                InvalidTextRepresentation,
+                format!(
+                    "invalid {} snowflake id \"{text}\": it has {length} characters, not {}",
+                    form.name(),
+                    form.width()
+                ),
+            )
+            .detail(form.syntax()),
+            TextFormError::Character {
+                form,
+                text,
+                character,
+                position,
+            } => Report::new(
+                InvalidTextRepresentation,
+                format!(
+                    "invalid {} snowflake id \"{text}\": {} at position {position} is not a {} digit",
+                    form.name(),
+                    shown(*character),
+                    form.name()
+                ),
+            )
+            .detail(form.syntax()),
+            TextFormError::OutOfRange { form, text } => Report::new(
+                NumericValueOutOfRange,
+                format!("{} snowflake id \"{text}\" is out of range", form.name()),
+            )
+            .detail(format!(
+                "The largest {} snowflake id is {}: {}.",
+                form.name(),
+                largest(*form),
+                i64::MAX
+            )),
+            TextFormError::UnknownForm(name) => Report::new(
+                InvalidParameterValue,
+                format!("unknown text form \"{name}\""),
+            )
+            .detail("The text forms are base32 (Crockford's, 13 characters) and base62 (11 characters)."),
+            TextFormError::NegativeId(id) => LayoutError::NegativeId(*id).report(),
+        }
+    }
+}
 
 /// Crockford's base32 digits: 0-9 and A-Z without I, L, O and U, in ASCII order.
 const BASE32: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -20,11 +102,11 @@ pub enum Form {
 
 impl Form {
     /// The form of a name, in any case, as PostgreSQL's `encode` reads its format.
-    pub fn named(name: &str) -> Result<Form, Error> {
+    pub fn named(name: &str) -> Result<Form, TextFormError> {
         [Form::Base32, Form::Base62]
             .into_iter()
             .find(|form| form.name().eq_ignore_ascii_case(name))
-            .ok_or_else(|| Error::UnknownTextForm(name.into()))
+            .ok_or_else(|| TextFormError::UnknownForm(name.into()))
     }
 
     pub fn name(self) -> &'static str {
@@ -83,9 +165,9 @@ impl Form {
 }
 
 /// The id as `form.width()` digits, most significant first.
-pub fn encode(id: i64, form: Form) -> Result<String, Error> {
+pub fn encode(id: i64, form: Form) -> Result<String, TextFormError> {
     if id < 0 {
-        return Err(Error::NegativeId(id));
+        return Err(TextFormError::NegativeId(id));
     }
     Ok(digits(id as u64, form))
 }
@@ -108,10 +190,10 @@ fn digits(value: u64, form: Form) -> String {
 }
 
 /// The id that `text` writes in `form`: exactly `form.width()` digits, at most `i64::MAX`.
-pub fn decode(text: &str, form: Form) -> Result<i64, Error> {
+pub fn decode(text: &str, form: Form) -> Result<i64, TextFormError> {
     let length = text.chars().count();
     if length != form.width() {
-        return Err(Error::TextFormLength {
+        return Err(TextFormError::Length {
             form,
             text: text.into(),
             length,
@@ -123,7 +205,7 @@ pub fn decode(text: &str, form: Form) -> Result<i64, Error> {
     for (index, character) in text.chars().enumerate() {
         let digit = form
             .digit(character)
-            .ok_or_else(|| Error::TextFormCharacter {
+            .ok_or_else(|| TextFormError::Character {
                 form,
                 text: text.into(),
                 character,
@@ -131,7 +213,7 @@ pub fn decode(text: &str, form: Form) -> Result<i64, Error> {
             })?;
         value = value * base + u128::from(digit);
     }
-    i64::try_from(value).map_err(|_| Error::TextFormOutOfRange {
+    i64::try_from(value).map_err(|_| TextFormError::OutOfRange {
         form,
         text: text.into(),
     })
@@ -241,7 +323,10 @@ mod tests {
         assert_eq!(Form::named("base32"), Ok(Form::Base32));
         assert_eq!(Form::named("BASE62"), Ok(Form::Base62));
         for name in ["base64", "", " base32", "hex"] {
-            assert_eq!(Form::named(name), Err(Error::UnknownTextForm(name.into())));
+            assert_eq!(
+                Form::named(name),
+                Err(TextFormError::UnknownForm(name.into()))
+            );
         }
     }
 
@@ -249,7 +334,7 @@ mod tests {
     fn negative_ids_have_no_text_form() {
         for id in [-1, i64::MIN] {
             for form in FORMS {
-                assert_eq!(encode(id, form), Err(Error::NegativeId(id)));
+                assert_eq!(encode(id, form), Err(TextFormError::NegativeId(id)));
             }
         }
     }
@@ -268,7 +353,7 @@ mod tests {
         ] {
             assert_eq!(
                 decode(text, form),
-                Err(Error::TextFormLength {
+                Err(TextFormError::Length {
                     form,
                     text: text.into(),
                     length
@@ -290,7 +375,7 @@ mod tests {
         ] {
             assert_eq!(
                 decode(text, form),
-                Err(Error::TextFormCharacter {
+                Err(TextFormError::Character {
                     form,
                     text: text.into(),
                     character,
@@ -310,7 +395,7 @@ mod tests {
         ] {
             assert_eq!(
                 decode(text, form),
-                Err(Error::TextFormOutOfRange {
+                Err(TextFormError::OutOfRange {
                     form,
                     text: text.into()
                 })
@@ -353,9 +438,9 @@ mod tests {
             ),
         ];
         for (result, message, detail) in cases {
-            let error = result.unwrap_err();
-            assert_eq!(error.message(), message);
-            assert_eq!(error.detail().as_deref(), Some(detail));
+            let report = result.unwrap_err().report();
+            assert_eq!(report.message, message);
+            assert_eq!(report.detail.as_deref(), Some(detail));
         }
     }
 }

@@ -1,8 +1,8 @@
 //! Times in and out of ids: the epoch setting, and PostgreSQL timestamps (microseconds
 //! since 2000-01-01 UTC) to and from milliseconds since the snowflake epoch.
 
-use crate::error::Error;
 use crate::layout::{Layout, Unit};
+use crate::report::{Report, Reported, SqlState};
 use chrono::{DateTime, NaiveDate, NaiveDateTime};
 
 /// Unix time of PostgreSQL's own epoch, 2000-01-01 00:00:00 UTC, in ms.
@@ -13,6 +13,70 @@ const PG_NEG_INFINITY: i64 = i64::MIN;
 /// The first microsecond past PostgreSQL's last timestamp, 294277-01-01 00:00:00 UTC.
 const PG_END_MICROS: i64 = 9_223_371_331_200_000_000;
 
+/// A time that ids cannot hold, or an epoch that cannot be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TimeError {
+    /// `infinity` or `-infinity` given where a time is needed.
+    InfiniteTime,
+    /// A time before `snowflake.epoch`.
+    TimeBeforeEpoch {
+        time: String,
+        epoch: String,
+    },
+    /// A time past the last tick the time field can hold.
+    TimePastRange {
+        time: String,
+        last: String,
+    },
+    /// An id whose time lies past what a timestamptz can hold.
+    TimeOfIdOutOfRange(i64),
+    InvalidEpoch {
+        value: String,
+    },
+    EpochInFuture {
+        value: String,
+    },
+    /// The epoch lies where a timestamptz cannot show it.
+    EpochOutOfRange,
+}
+
+impl Reported for TimeError {
+    fn report(&self) -> Report {
+        use SqlState::*;
+        match self {
+            TimeError::InfiniteTime => Report::new(
+                DatetimeFieldOverflow,
+                "snowflake ids cannot hold an infinite timestamp",
+            ),
+            TimeError::TimeBeforeEpoch { time, epoch } => Report::new(
+                DatetimeFieldOverflow,
+                format!("timestamp {time} is before snowflake.epoch ({epoch})"),
+            ),
+            TimeError::TimePastRange { time, last } => Report::new(
+                DatetimeFieldOverflow,
+                format!("timestamp {time} is past the last time snowflake ids can hold ({last})"),
+            ),
+            TimeError::TimeOfIdOutOfRange(id) => Report::new(
+                DatetimeFieldOverflow,
+                format!("snowflake id {id} holds a time past the last one a timestamptz can hold"),
+            ),
+            TimeError::InvalidEpoch { value } => Report::new(
+                InvalidParameterValue,
+                format!("invalid value for snowflake.epoch: \"{value}\""),
+            )
+            .detail("Write a time from 1970 on as an ISO 8601 date or time, such as '2020-01-01' or '2020-01-01 00:00:00+00'."),
+            TimeError::EpochInFuture { value } => Report::new(
+                InvalidParameterValue,
+                format!("snowflake.epoch \"{value}\" is in the future"),
+            )
+            .hint("snowflake.epoch must be a time in the past."),
+            TimeError::EpochOutOfRange => {
+                Report::new(DatetimeFieldOverflow, "the epoch is out of range")
+            }
+        }
+    }
+}
+
 /// The epoch of ids, in Unix ms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Epoch {
@@ -22,14 +86,14 @@ pub struct Epoch {
 impl Epoch {
     /// Reads `snowflake.epoch`: an ISO 8601 date, or date and time with an optional UTC
     /// offset (none means UTC), from 1970 on. It must lie in the past as of `now_unix_ms`.
-    pub fn parse(value: &str, now_unix_ms: i64) -> Result<Epoch, Error> {
+    pub fn parse(value: &str, now_unix_ms: i64) -> Result<Epoch, TimeError> {
         let unix_ms = parse_utc_ms(value.trim())
             .filter(|&unix_ms| unix_ms >= 0)
-            .ok_or_else(|| Error::InvalidEpoch {
+            .ok_or_else(|| TimeError::InvalidEpoch {
                 value: value.into(),
             })?;
         if unix_ms > now_unix_ms {
-            return Err(Error::EpochInFuture {
+            return Err(TimeError::EpochInFuture {
                 value: value.into(),
             });
         }
@@ -43,13 +107,13 @@ impl Epoch {
     /// The tick of `layout` that a timestamptz falls in, checked to fit the time field.
     /// Times are truncated toward the past to the tick, so a time and every later time
     /// of its tick map to the same tick.
-    pub fn ticks_of(self, pg_micros: i64, layout: &Layout) -> Result<i64, Error> {
+    pub fn ticks_of(self, pg_micros: i64, layout: &Layout) -> Result<i64, TimeError> {
         if pg_micros == PG_INFINITY || pg_micros == PG_NEG_INFINITY {
-            return Err(Error::InfiniteTime);
+            return Err(TimeError::InfiniteTime);
         }
         let ms = pg_micros.div_euclid(1000) + PG_EPOCH_UNIX_MS - self.unix_ms;
         if ms < 0 {
-            return Err(Error::TimeBeforeEpoch {
+            return Err(TimeError::TimeBeforeEpoch {
                 time: format_pg_micros(pg_micros),
                 epoch: self.to_string(),
             });
@@ -60,7 +124,7 @@ impl Epoch {
             let last = (layout.max_ticks().saturating_add(1))
                 .saturating_mul(tick_ms)
                 .saturating_add(self.unix_ms - 1);
-            return Err(Error::TimePastRange {
+            return Err(TimeError::TimePastRange {
                 time: format_pg_micros(pg_micros),
                 last: format_unix_ms(last),
             });
@@ -159,13 +223,13 @@ mod tests {
         ] {
             assert_eq!(
                 Epoch::parse(bad, NOW),
-                Err(Error::InvalidEpoch { value: bad.into() }),
+                Err(TimeError::InvalidEpoch { value: bad.into() }),
                 "{bad}"
             );
         }
         assert_eq!(
             Epoch::parse("2030-01-01", NOW),
-            Err(Error::EpochInFuture {
+            Err(TimeError::EpochInFuture {
                 value: "2030-01-01".into()
             })
         );
@@ -184,7 +248,7 @@ mod tests {
         assert_eq!(epoch.ticks_of(epoch_pg_micros + 1000, &ms()), Ok(1));
         assert!(matches!(
             epoch.ticks_of(epoch_pg_micros - 1, &ms()),
-            Err(Error::TimeBeforeEpoch { .. })
+            Err(TimeError::TimeBeforeEpoch { .. })
         ));
         assert_eq!(epoch.pg_micros_of(0, Unit::Ms), Some(epoch_pg_micros));
         let ten_ms = crate::spec::parse("js53").unwrap().layout;
@@ -199,14 +263,20 @@ mod tests {
     #[test]
     fn ticks_of_refuses_infinity_and_the_end_of_the_time_field() {
         let epoch = epoch_2020();
-        assert_eq!(epoch.ticks_of(i64::MAX, &ms()), Err(Error::InfiniteTime));
-        assert_eq!(epoch.ticks_of(i64::MIN, &ms()), Err(Error::InfiniteTime));
+        assert_eq!(
+            epoch.ticks_of(i64::MAX, &ms()),
+            Err(TimeError::InfiniteTime)
+        );
+        assert_eq!(
+            epoch.ticks_of(i64::MIN, &ms()),
+            Err(TimeError::InfiniteTime)
+        );
         let max = ms().max_ticks();
         let last = epoch.pg_micros_of(max, Unit::Ms).unwrap();
         assert_eq!(epoch.ticks_of(last + 999, &ms()), Ok(max));
         assert_eq!(
             epoch.ticks_of(last + 1000, &ms()),
-            Err(Error::TimePastRange {
+            Err(TimeError::TimePastRange {
                 time: "2089-09-06 15:47:35.552+00".into(),
                 last: "2089-09-06 15:47:35.551+00".into()
             })
@@ -219,7 +289,7 @@ mod tests {
         assert_eq!(epoch.ticks_of(end - 1, &js53), Ok(js53.max_ticks()));
         assert_eq!(
             epoch.ticks_of(end, &js53),
-            Err(Error::TimePastRange {
+            Err(TimeError::TimePastRange {
                 time: "2063-07-21 06:52:14.720+00".into(),
                 last: "2063-07-21 06:52:14.719+00".into()
             })

@@ -7,7 +7,188 @@
 //! field a layout leaves out has no bits, and its value is 0. `spec.rs` reads layouts
 //! from text; the default one is `time:41, node:2, slot:8, sequence:12`.
 
-use crate::error::{Error, NodeBitsFrom};
+use crate::report::{Report, Reported, SqlState};
+
+/// Which setting gave the server's layout its node bits: messages name the one to change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeBitsFrom {
+    /// `snowflake.node_bits`, with no `snowflake.layout`.
+    NodeBits,
+    /// `snowflake.layout`, or a layout given to a function.
+    Layout,
+}
+
+/// A layout that cannot be, or an id or part that does not fit one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LayoutError {
+    /// `snowflake.node_bits` outside 0 to 10.
+    NodeBitsOutOfRange(i64),
+    NodeIdOutOfRange {
+        node_id: i64,
+        node_bits: u32,
+        from: NodeBitsFrom,
+    },
+    /// The server can have more live backends than the slot bits can number.
+    SlotsDoNotFit {
+        slots: i64,
+        node_bits: u32,
+        slot_bits: u32,
+        from: NodeBitsFrom,
+    },
+    InvalidLayout {
+        value: String,
+        reason: String,
+    },
+    /// `snowflake.node_bits` and `snowflake.layout` both set, to different node bits.
+    LayoutDisagreesWithNodeBits {
+        layout: String,
+        layout_node_bits: u32,
+        node_bits: i64,
+    },
+    /// `snowflake_next(gene)` on a layout without gene bits.
+    NoGeneBits,
+    /// Ids are never negative: the sign bit is always 0.
+    NegativeId(i64),
+    /// An id with bits set above those of its layout (a 53-bit one).
+    IdTooWide {
+        id: i64,
+        bits: u32,
+    },
+    /// The uid of `snowflake_at` fills the `bits` below the time.
+    UidOutOfRange {
+        uid: i64,
+        bits: u32,
+    },
+    /// A part given to `snowflake_compose` that does not fit its field.
+    FieldOutOfRange {
+        field: &'static str,
+        value: i64,
+        max: i64,
+    },
+}
+
+/// How to write a layout, for the detail of every layout error.
+const LAYOUT_SYNTAX: &str = "Name the fields from the high end down, each with its width in bits, such as 'time:41, node:2, slot:8, sequence:12' (time first, with an optional unit 1ms, 10ms or 1s: 'time:37/10ms'; gene last), or a preset: default, js53, twitter, discord, instagram, sonyflake.";
+
+/// The range of node ids `node_bits` give, for details.
+fn node_id_range(node_bits: u32) -> i64 {
+    (1i64 << node_bits) - 1
+}
+
+impl Reported for LayoutError {
+    fn report(&self) -> Report {
+        use SqlState::*;
+        match self {
+            LayoutError::NodeBitsOutOfRange(node_bits) => Report::new(
+                InvalidParameterValue,
+                format!("snowflake.node_bits = {node_bits} is out of range"),
+            )
+            .detail(format!(
+                "It goes from 0 to {WORKER_BITS}: how many of the worker bits name the node rather than the backend slot."
+            )),
+            LayoutError::NodeIdOutOfRange {
+                node_id,
+                node_bits,
+                from: NodeBitsFrom::NodeBits,
+            } => Report::new(
+                InvalidParameterValue,
+                format!("snowflake.node_id = {node_id} does not fit in snowflake.node_bits = {node_bits}"),
+            )
+            .detail(format!(
+                "With snowflake.node_bits = {node_bits}, node ids go from 0 to {}.",
+                node_id_range(*node_bits)
+            ))
+            .hint("Set snowflake.node_id to a value in range in postgresql.conf, or raise snowflake.node_bits (needs a restart)."),
+            LayoutError::NodeIdOutOfRange {
+                node_id,
+                node_bits,
+                from: NodeBitsFrom::Layout,
+            } => Report::new(
+                InvalidParameterValue,
+                format!("snowflake.node_id = {node_id} does not fit in the {node_bits} node bits of snowflake.layout"),
+            )
+            .detail(format!(
+                "With {node_bits} node bits, node ids go from 0 to {}.",
+                node_id_range(*node_bits)
+            ))
+            .hint("Set snowflake.node_id to a value in range in postgresql.conf, or give snowflake.layout more node bits (needs a restart)."),
+            LayoutError::SlotsDoNotFit {
+                slots,
+                node_bits,
+                slot_bits,
+                from: NodeBitsFrom::NodeBits,
+            } => Report::new(
+                ConfigurationLimitExceeded,
+                format!(
+                    "this server has {slots} backend slots, more than the {} that snowflake.node_bits = {node_bits} leaves room for",
+                    1i64 << slot_bits
+                ),
+            )
+            .hint("Lower snowflake.node_bits (needs a restart) so more worker bits number the backends, or lower max_connections."),
+            LayoutError::SlotsDoNotFit {
+                slots,
+                slot_bits,
+                from: NodeBitsFrom::Layout,
+                ..
+            } => Report::new(
+                ConfigurationLimitExceeded,
+                format!(
+                    "this server has {slots} backend slots, more than the {} that the {slot_bits} slot bits of snowflake.layout number",
+                    1i64 << slot_bits
+                ),
+            )
+            .hint("Give snowflake.layout more slot bits (needs a restart), or lower max_connections."),
+            LayoutError::InvalidLayout { value, reason } => Report::new(
+                InvalidParameterValue,
+                format!("invalid layout \"{value}\": {reason}"),
+            )
+            .detail(LAYOUT_SYNTAX),
+            LayoutError::LayoutDisagreesWithNodeBits {
+                layout,
+                layout_node_bits,
+                node_bits,
+            } => Report::new(
+                InvalidParameterValue,
+                format!("snowflake.node_bits = {node_bits} disagrees with snowflake.layout = '{layout}', which has {layout_node_bits} node bits"),
+            )
+            .hint("Remove snowflake.node_bits from the configuration: snowflake.layout says how many node bits there are."),
+            LayoutError::NoGeneBits => Report::new(
+                ObjectNotInPrerequisiteState,
+                "this server's layout has no gene bits",
+            )
+            .hint("Give snowflake.layout a gene field, such as 'time:41, node:2, slot:8, sequence:8, gene:4' (needs a restart), or call snowflake_next() without a gene."),
+            LayoutError::NegativeId(id) => Report::new(
+                NumericValueOutOfRange,
+                format!("snowflake id {id} is negative"),
+            )
+            .detail("Snowflake ids are 0 or greater: their sign bit is always 0."),
+            LayoutError::IdTooWide { id, bits } => Report::new(
+                NumericValueOutOfRange,
+                format!("snowflake id {id} does not fit in the {bits} bits of its layout"),
+            )
+            .detail(format!(
+                "Ids of this layout go from 0 to 2^{bits} - 1 = {}.",
+                (1i64 << bits) - 1
+            )),
+            LayoutError::UidOutOfRange { uid, bits } => Report::new(
+                NumericValueOutOfRange,
+                format!("uid {uid} is out of range"),
+            )
+            .detail(format!(
+                "The uid fills the {bits} low bits of the id: it must be between 0 and {}.",
+                (1i64 << bits) - 1
+            )),
+            LayoutError::FieldOutOfRange { field, value, max: 0 } => Report::new(
+                NumericValueOutOfRange,
+                format!("{field} {value} does not fit: the layout has no {field} bits"),
+            ),
+            LayoutError::FieldOutOfRange { field, value, max } => Report::new(
+                NumericValueOutOfRange,
+                format!("{field} {value} does not fit the layout: it goes from 0 to {max}"),
+            ),
+        }
+    }
+}
 
 /// The node and slot bits of a layout made from `snowflake.node_bits`.
 pub const WORKER_BITS: u32 = 10;
@@ -122,14 +303,12 @@ pub struct Layout {
     total_bits: u32,
     /// Indexed by `Field as usize`.
     slices: [Slice; 5],
-    /// Which setting gave the node bits, for messages.
-    from: NodeBitsFrom,
 }
 
 impl Layout {
     /// A layout of `(field, width)` pairs from the high end down. The caller (`spec.rs`)
     /// has checked the order, the widths and their sum.
-    pub fn new(fields: &[(Field, u32)], unit: Unit, from: NodeBitsFrom) -> Layout {
+    pub fn new(fields: &[(Field, u32)], unit: Unit) -> Layout {
         let total_bits = fields.iter().map(|&(_, width)| width).sum();
         let mut layout = Layout {
             order: [Field::Time; 5],
@@ -137,7 +316,6 @@ impl Layout {
             unit,
             total_bits,
             slices: [Slice::default(); 5],
-            from,
         };
         let mut shift = total_bits;
         for (i, &(field, width)) in fields.iter().enumerate() {
@@ -149,7 +327,7 @@ impl Layout {
     }
 
     /// `time:41, node:N, slot:10-N, sequence:12`: the layout of `snowflake.node_bits = N`.
-    pub fn from_node_bits(node_bits: i64) -> Result<Layout, Error> {
+    pub fn from_node_bits(node_bits: i64) -> Result<Layout, LayoutError> {
         match u32::try_from(node_bits) {
             Ok(node_bits) if node_bits <= WORKER_BITS => Ok(Layout::new(
                 &[
@@ -159,9 +337,8 @@ impl Layout {
                     (Field::Sequence, 12),
                 ],
                 Unit::Ms,
-                NodeBitsFrom::NodeBits,
             )),
-            _ => Err(Error::NodeBitsOutOfRange(node_bits)),
+            _ => Err(LayoutError::NodeBitsOutOfRange(node_bits)),
         }
     }
 
@@ -195,37 +372,20 @@ impl Layout {
         (1 << self.slice(Field::Time).shift) - 1
     }
 
-    pub fn check_node_id(&self, node_id: i64) -> Result<(), Error> {
-        if (0..=self.slice(Field::Node).max()).contains(&node_id) {
-            Ok(())
-        } else {
-            Err(Error::NodeIdOutOfRange {
-                node_id,
-                node_bits: self.bits(Field::Node),
-                from: self.from,
-            })
-        }
+    /// Whether `node_id` fits the node bits.
+    pub fn fits_node_id(&self, node_id: i64) -> bool {
+        (0..=self.slice(Field::Node).max()).contains(&node_id)
     }
 
-    /// Fails unless every one of the server's `slots` backend slots fits the slot bits, so a
-    /// misfit shows on the first call of any backend rather than under load.
-    pub fn check_slots(&self, slots: i64) -> Result<(), Error> {
-        if slots <= 1 << self.bits(Field::Slot) {
-            Ok(())
-        } else {
-            Err(Error::SlotsDoNotFit {
-                slots,
-                node_bits: self.bits(Field::Node),
-                slot_bits: self.bits(Field::Slot),
-                from: self.from,
-            })
-        }
+    /// How many backend slots the slot bits number.
+    pub fn slot_count(&self) -> i64 {
+        1 << self.bits(Field::Slot)
     }
 
     /// The node and slot bits of an id, ready to be or-ed in. Callers have checked both
-    /// with `check_node_id` and `check_slots`.
+    /// to fit (`server::Fixed::check_node_id` and `check_slots`).
     pub fn worker_bits(&self, node_id: i64, slot: i64) -> i64 {
-        debug_assert!(self.check_node_id(node_id).is_ok());
+        debug_assert!(self.fits_node_id(node_id));
         debug_assert!((0..=self.slice(Field::Slot).max()).contains(&slot));
         node_id << self.slice(Field::Node).shift | slot << self.slice(Field::Slot).shift
     }
@@ -241,7 +401,7 @@ impl Layout {
     }
 
     /// The id of `parts`, each checked to fit its field; `worker_id` is not read.
-    pub fn compose(&self, parts: &Parts) -> Result<i64, Error> {
+    pub fn compose(&self, parts: &Parts) -> Result<i64, LayoutError> {
         let values = [
             (Field::Time, parts.ticks),
             (Field::Node, parts.node_id),
@@ -253,7 +413,7 @@ impl Layout {
         for (field, value) in values {
             let slice = self.slice(field);
             if !(0..=slice.max()).contains(&value) {
-                return Err(Error::FieldOutOfRange {
+                return Err(LayoutError::FieldOutOfRange {
                     field: field.name(),
                     value,
                     max: slice.max(),
@@ -264,12 +424,12 @@ impl Layout {
         Ok(id)
     }
 
-    pub fn decompose(&self, id: i64) -> Result<Parts, Error> {
+    pub fn decompose(&self, id: i64) -> Result<Parts, LayoutError> {
         if id < 0 {
-            return Err(Error::NegativeId(id));
+            return Err(LayoutError::NegativeId(id));
         }
         if id >> self.total_bits != 0 {
-            return Err(Error::IdTooWide {
+            return Err(LayoutError::IdTooWide {
                 id,
                 bits: self.total_bits,
             });
@@ -292,9 +452,9 @@ impl Layout {
     }
 
     /// The id of `snowflake_at`: the uid fills every bit below the time.
-    pub fn with_uid(&self, ticks: i64, uid: i64) -> Result<i64, Error> {
+    pub fn with_uid(&self, ticks: i64, uid: i64) -> Result<i64, LayoutError> {
         if !(0..=self.max_uid()).contains(&uid) {
-            return Err(Error::UidOutOfRange {
+            return Err(LayoutError::UidOutOfRange {
                 uid,
                 bits: self.slice(Field::Time).shift,
             });
@@ -369,26 +529,10 @@ mod tests {
     fn the_default_layout_numbers_256_slots_on_4_nodes() {
         let layout = default_layout();
         assert_eq!(layout.to_string(), "time:41, node:2, slot:8, sequence:12");
-        assert!(layout.check_node_id(3).is_ok());
-        assert_eq!(
-            layout.check_node_id(4),
-            Err(Error::NodeIdOutOfRange {
-                node_id: 4,
-                node_bits: 2,
-                from: NodeBitsFrom::NodeBits
-            })
-        );
-        assert!(layout.check_node_id(-1).is_err());
-        assert!(layout.check_slots(256).is_ok());
-        assert_eq!(
-            layout.check_slots(257),
-            Err(Error::SlotsDoNotFit {
-                slots: 257,
-                node_bits: 2,
-                slot_bits: 8,
-                from: NodeBitsFrom::NodeBits
-            })
-        );
+        assert!(layout.fits_node_id(3));
+        assert!(!layout.fits_node_id(4));
+        assert!(!layout.fits_node_id(-1));
+        assert_eq!(layout.slot_count(), 256);
         assert_eq!(layout.max_uid(), 4_194_303);
         assert_eq!(layout.max_ticks(), (1 << 41) - 1);
         assert_eq!(layout.max_sequence(), 4095);
@@ -414,8 +558,11 @@ mod tests {
         );
         assert_eq!(layout.compose(&parts), Ok(id));
         assert_eq!(layout.minter(0).id(0, 0), 0);
-        assert_eq!(layout.decompose(-1), Err(Error::NegativeId(-1)));
-        assert_eq!(layout.decompose(i64::MIN), Err(Error::NegativeId(i64::MIN)));
+        assert_eq!(layout.decompose(-1), Err(LayoutError::NegativeId(-1)));
+        assert_eq!(
+            layout.decompose(i64::MIN),
+            Err(LayoutError::NegativeId(i64::MIN))
+        );
     }
 
     #[test]
@@ -426,8 +573,7 @@ mod tests {
         let all_nodes = Layout::from_node_bits(10).unwrap();
         assert_eq!(all_nodes.worker_bits(1023, 0), 1023 << 12);
         assert_eq!(all_nodes.decompose(1023 << 12).unwrap().node_id, 1023);
-        assert!(all_nodes.check_slots(1).is_ok());
-        assert!(all_nodes.check_slots(2).is_err());
+        assert_eq!(all_nodes.slot_count(), 1);
     }
 
     #[test]
@@ -435,7 +581,7 @@ mod tests {
         for node_bits in [-1, 11, i32::MIN as i64, i32::MAX as i64] {
             assert_eq!(
                 Layout::from_node_bits(node_bits),
-                Err(Error::NodeBitsOutOfRange(node_bits))
+                Err(LayoutError::NodeBitsOutOfRange(node_bits))
             );
         }
     }
@@ -484,7 +630,7 @@ mod tests {
         ] {
             assert_eq!(
                 layout.compose(&parts),
-                Err(Error::FieldOutOfRange { field, value, max })
+                Err(LayoutError::FieldOutOfRange { field, value, max })
             );
         }
     }
@@ -500,7 +646,7 @@ mod tests {
         assert_eq!(js53.decompose(last).unwrap().ticks, js53.max_ticks());
         assert_eq!(
             js53.decompose(1 << 53),
-            Err(Error::IdTooWide {
+            Err(LayoutError::IdTooWide {
                 id: 1 << 53,
                 bits: 53
             })
@@ -566,7 +712,7 @@ mod tests {
             fields.insert(0, (Field::Time, left));
             fields.extend(gene);
             let unit = [Unit::Ms, Unit::TenMs, Unit::Second][rng.below(3) as usize];
-            return Layout::new(&fields, unit, NodeBitsFrom::Layout);
+            return Layout::new(&fields, unit);
         }
     }
 
@@ -648,7 +794,7 @@ mod tests {
         assert_eq!(layout.with_uid(5, 4_194_303), Ok((6 << 22) - 1));
         assert_eq!(
             layout.with_uid(5, 4_194_304),
-            Err(Error::UidOutOfRange {
+            Err(LayoutError::UidOutOfRange {
                 uid: 4_194_304,
                 bits: 22
             })

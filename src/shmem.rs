@@ -1,0 +1,84 @@
+//! Shared memory, with `shared_preload_libraries`: everything the backends of a server
+//! share, made in one segment by the postmaster at each start (and again after a crash
+//! restart), from one reading of the high-water mark's file. Without preload there is none,
+//! and each user falls back to what a lone backend can do (`preloaded()` is false).
+//!
+//! - the reservation of the high-water mark (`hwm.rs`), checked on every call;
+//! - one mark per backend slot, for the slot's next holder (`backend.rs`);
+//! - the counters of each slot's generators, which `snowflake_status` sums;
+//! - the node claims seen committed (`claims.rs`), behind a lock: read once per backend.
+
+use pgrx::{pg_guard, pg_shmem_init, pg_sys, PGRXSharedMemory, PgAtomic, PgLwLock};
+use snowflake_core::claim::Remembered;
+use snowflake_core::layout::MAX_SLOT_BITS;
+use snowflake_core::reservation::Reservation;
+use snowflake_core::slot_marks::SlotMarks;
+use snowflake_core::stats::Stats;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
+/// What the backends share without a lock: atomics only.
+pub struct Shared {
+    pub reservation: Reservation,
+    pub slot_marks: SlotMarks,
+    /// The counters of every backend slot a server's layout can number.
+    pub slot_stats: [Stats; 1 << MAX_SLOT_BITS],
+}
+
+// SAFETY: plain atomics, valid in any process that maps the segment.
+unsafe impl PGRXSharedMemory for Shared {}
+
+/// The node claims seen committed during this server life.
+pub struct Claims(pub Remembered);
+
+// SAFETY: plain data with no pointers, valid in any process that maps the segment.
+unsafe impl PGRXSharedMemory for Claims {}
+
+// SAFETY: named once each; made by `request` before any backend reads them.
+static SHARED: PgAtomic<Shared> = unsafe { PgAtomic::new(c"snowflake_pg shared state") };
+// SAFETY: as above.
+static CLAIMS: PgLwLock<Claims> = unsafe { PgLwLock::new(c"snowflake_pg node claims") };
+
+/// Set in the postmaster once the segment is made; backends inherit it. A start that fails
+/// before leaves it unset.
+static PRELOADED: AtomicBool = AtomicBool::new(false);
+
+/// Where a server life starts, asked each time the segment is made (`hwm::life_start`,
+/// given here rather than named, so that shared memory depends on nothing above it).
+static LIFE_START: OnceLock<fn() -> i64> = OnceLock::new();
+
+/// Requests the segment; call from `_PG_init` while preloading. Every start makes it anew
+/// from `life_start` (the tick after every id of the previous life): the reservation and
+/// every slot mark begin there.
+// The macro tests for PostgreSQL versions this crate does not build for.
+#[allow(unexpected_cfgs)]
+pub fn request(life_start: fn() -> i64) {
+    let _ = LIFE_START.set(life_start);
+    pg_shmem_init!(
+        SHARED = {
+            let start = LIFE_START.get().map_or(0, |life_start| life_start());
+            PRELOADED.store(true, Ordering::Relaxed);
+            Shared {
+                reservation: Reservation::starting_at(start),
+                slot_marks: SlotMarks::starting_at(start),
+                slot_stats: std::array::from_fn(|_| Stats::new()),
+            }
+        }
+    );
+    pg_shmem_init!(CLAIMS = Claims(Remembered::default()));
+}
+
+/// Whether the library was preloaded, and so the segment exists.
+pub fn preloaded() -> bool {
+    PRELOADED.load(Ordering::Relaxed)
+}
+
+/// The segment, with preload.
+pub fn shared() -> Option<&'static Shared> {
+    preloaded().then(|| SHARED.get())
+}
+
+/// The claims seen committed, with preload.
+pub fn claims() -> Option<&'static PgLwLock<Claims>> {
+    preloaded().then_some(&CLAIMS)
+}
