@@ -125,7 +125,7 @@ fn next(needs_gene: bool) -> Result<(i64, u32, Minter), Error> {
             }
         }
         // SAFETY: at the boundary with PostgreSQL's C code, holding nothing to drop.
-        unsafe { pg_sys::panic::pgrx_extern_c_guard(|| prepare(choice)) }?;
+        unsafe { pg_sys::panic::pgrx_extern_c_guard(move || prepare(choice)) }?;
     }
 }
 

@@ -74,7 +74,7 @@ shell_lint() { # every shell script, the sourced files followed
   shellcheck -x "${scripts[@]}"
 }
 
-clippy() { cargo clippy --quiet --no-default-features --features "pg$1 pg_test" --all-targets -- -D warnings; }
+clippy() { cargo clippy --quiet --workspace --no-default-features --features "pg$1 pg_test" --all-targets -- -D warnings; }
 
 cargo_tests() { # unit, property and #[pg_test] tests; initdb needs a non-root owner
   local pgdata=$CLUSTERS_DIR/pgrx-test-$1
@@ -90,6 +90,7 @@ cargo_tests() { # unit, property and #[pg_test] tests; initdb needs a non-root o
 internal_errors_forget
 run_step "lint: cargo fmt" cargo fmt --check
 run_step "lint: shellcheck" shell_lint
+run_step "core: unit and property tests, no PostgreSQL" cargo test --quiet -p snowflake_core
 for v in "${versions[@]}"; do
   run_step "pg$v: lint: cargo clippy" clippy "$v"
   run_step "pg$v: unit, property and pg tests" cargo_tests "$v"

@@ -14,6 +14,7 @@ pub struct SystemClock {
 /// Milliseconds since 1970-01-01 UTC, negative before it. Read with `clock_gettime`
 /// directly: `SystemTime` arithmetic (checked subtraction, 128-bit millis) cost a third
 /// again as much as the clock read itself on every `snowflake_next()`.
+#[inline]
 pub fn unix_now_ms() -> i64 {
     let mut now = libc::timespec {
         tv_sec: 0,
