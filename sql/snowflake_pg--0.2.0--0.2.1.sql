@@ -188,3 +188,35 @@ BEGIN
   END IF;
 END
 $bounds$;
+
+-- snowflake_server_status() of 0.2.1 tells the minting slots: how many the layout has
+-- (slots) and the most held at once (most_backends_minting). The view over it is made
+-- again, to take the new columns.
+DROP VIEW snowflake_status;
+DROP FUNCTION snowflake_server_status();
+CREATE FUNCTION snowflake_server_status() RETURNS TABLE (
+	"node_id" INT,
+	"node_source" TEXT,
+	"system_identifier" bigint,
+	"layout" TEXT,
+	"epoch" timestamp with time zone,
+	"preloaded" bool,
+	"slots" INT,
+	"backends_minting" INT,
+	"most_backends_minting" INT,
+	"high_water_mark" timestamp with time zone,
+	"furthest_lead_ms" bigint,
+	"clock_steps_absorbed" bigint,
+	"clock_steps_refused" bigint,
+	"spent_tick_waits" bigint
+)
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'snowflake_server_status_wrapper';
+CREATE VIEW snowflake_status AS
+SELECT s.*,
+       EXISTS (SELECT FROM snowflake_nodes n
+               WHERE n.node_id = s.node_id AND n.system_identifier = s.system_identifier)
+           AS node_claimed
+FROM snowflake_server_status() s;
+GRANT SELECT ON snowflake_status TO PUBLIC;

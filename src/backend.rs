@@ -163,18 +163,34 @@ impl Backend {
             return Err(BackendError::InRecovery.into());
         }
         let fixed = settings::fixed()?;
-        let slot = backend_slot()?;
-        // SAFETY: set by the postmaster before any backend runs SQL.
-        let slots = unsafe { pg_sys::MaxBackends } as i64;
-        fixed.check_slots(slots.max(slot + 1))?;
+        let process = process_number()?;
+        let shared = shmem::shared();
+        if shared.is_none() {
+            // SAFETY: set by the postmaster before any backend runs SQL.
+            let processes = unsafe { pg_sys::MaxBackends } as i64;
+            fixed.check_slots(processes.max(process + 1))?;
+        }
         let node_id = settle(choice, &fixed)?;
+        // With preload, a free minting slot, taken last: nothing below can fail, and the
+        // slot is given back at exit (`give_back_slot`). Without, the process number.
+        let (slot, mark) = match shared {
+            Some(shared) => {
+                let slots = fixed.layout.slot_count();
+                let (slot, mark) = shared
+                    .slot_marks
+                    .take(slots, process)
+                    .ok_or_else(|| fixed.slots_full(shared.slot_marks.held()))?;
+                (slot, Some(mark))
+            }
+            None => (process, None),
+        };
         let clock = fixed.clock();
         // Read the clock only now that this process holds its slot: its first id then
         // falls after every id of the slot's previous holder, which waited at exit. With
         // preload, also after the last tick that holder recorded, whatever the clock did.
         let (start, wait) = slot_marks::start_of(
             clock.now(),
-            shmem::shared().map(|shared| shared.slot_marks.claim(slot)),
+            mark,
             clock.unit.ticks_of_ms(settings::max_lead_ms()),
             clock.unit.ticks_of_ms(RESERVE_MS),
         );
@@ -182,7 +198,7 @@ impl Backend {
             clock.sleep(wait);
         }
         // SAFETY: registers a plain function; runs before the slot is released at exit.
-        unsafe { pg_sys::before_shmem_exit(Some(wait_out_lead), pg_sys::Datum::from(0)) };
+        unsafe { pg_sys::before_shmem_exit(Some(give_back_slot), pg_sys::Datum::from(0)) };
         let layout = fixed.layout;
         Ok(Backend {
             generator: Generator::after(start, &layout).counting_in(status::stats_of(slot)),
@@ -304,8 +320,9 @@ fn unsettle() {
 }
 
 /// The backend's number among the live processes of the server, from 0: PostgreSQL never
-/// gives the same one to two live processes, unlike the PID modulo anything.
-fn backend_slot() -> Result<i64, Error> {
+/// gives the same one to two live processes, unlike the PID modulo anything. Without
+/// preload it is the backend's slot; with preload, where it looks first for a free one.
+fn process_number() -> Result<i64, Error> {
     // SAFETY: set once when the backend starts, read-only afterwards.
     #[cfg(any(feature = "pg15", feature = "pg16"))]
     let slot = unsafe { pg_sys::MyBackendId } as i64 - 1;
@@ -318,19 +335,20 @@ fn backend_slot() -> Result<i64, Error> {
     Ok(slot)
 }
 
-/// Makes the next process to get the slot start after the last tick this backend used.
-/// With preload, by recording it in the slot's mark, which the next holder reads: no wait,
-/// so a backend that ran ahead of the clock does not hold its slot at exit, and a storm of
-/// reconnections after a start does not run the server out of connections. Without, by
-/// sleeping until the clock reaches that tick: nothing to wait for unless a burst ran ahead.
+/// Gives the slot back at exit, so that its next holder starts after the last tick this
+/// backend used. With preload, by recording that tick in the slot's mark, which the next
+/// holder reads: no wait, so a backend that ran ahead of the clock does not hold its slot
+/// at exit, and a storm of reconnections after a start does not run the server out of
+/// connections. Without, by sleeping until the clock reaches that tick before PostgreSQL
+/// frees the process number: nothing to wait for unless a burst ran ahead.
 #[pg_guard]
-unsafe extern "C-unwind" fn wait_out_lead(_code: c_int, _arg: pg_sys::Datum) {
+unsafe extern "C-unwind" fn give_back_slot(_code: c_int, _arg: pg_sys::Datum) {
     // SAFETY: runs at exit, reading a copy: no reference into the cell is alive then.
     if let Some(backend) = unsafe { *BACKEND.0.get() } {
         if let Some(shared) = shmem::shared() {
             shared
                 .slot_marks
-                .record(backend.slot, backend.generator.last());
+                .give_back(backend.slot, backend.generator.last());
             return;
         }
         let clock = backend.clock;

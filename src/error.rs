@@ -12,6 +12,7 @@ use snowflake_core::generator::ClockError;
 use snowflake_core::layout::LayoutError;
 use snowflake_core::report::{Report, Reported};
 use snowflake_core::reservation::ReservationError;
+use snowflake_core::slot_marks::SlotsFull;
 use snowflake_core::text_form::TextFormError;
 use snowflake_core::time::TimeError;
 
@@ -45,6 +46,7 @@ errors! {
     TextForm(TextFormError),
     Clock(ClockError),
     Reservation(ReservationError),
+    Slots(SlotsFull),
     Claim(ClaimError),
     Node(NodeError),
     Settings(NeedsPreload),

@@ -36,6 +36,7 @@ fn code_of(sqlstate: SqlState) -> PgSqlErrorCode {
         SqlState::InvalidTextRepresentation => ERRCODE_INVALID_TEXT_REPRESENTATION,
         SqlState::NullValueNotAllowed => ERRCODE_NULL_VALUE_NOT_ALLOWED,
         SqlState::DatatypeMismatch => ERRCODE_DATATYPE_MISMATCH,
+        SqlState::TooManyConnections => ERRCODE_TOO_MANY_CONNECTIONS,
         SqlState::ConfigurationLimitExceeded => ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
         SqlState::ObjectNotInPrerequisiteState => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
         SqlState::ReadOnlySqlTransaction => ERRCODE_READ_ONLY_SQL_TRANSACTION,

@@ -58,7 +58,9 @@ fn snowflake_server_status() -> TableIterator<
         name!(layout, String),
         name!(epoch, TimestampWithTimeZone),
         name!(preloaded, bool),
+        name!(slots, i32),
         name!(backends_minting, Option<i32>),
+        name!(most_backends_minting, Option<i32>),
         name!(high_water_mark, Option<TimestampWithTimeZone>),
         name!(furthest_lead_ms, i64),
         name!(clock_steps_absorbed, i64),
@@ -75,6 +77,7 @@ fn snowflake_server_status() -> TableIterator<
             .and_then(|micros| TimestampWithTimeZone::try_from(micros).ok())
     };
     let choice = settings::node_choice();
+    let shared = shmem::shared();
     let totals = totals();
     let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
     TableIterator::once((
@@ -91,7 +94,9 @@ fn snowflake_server_status() -> TableIterator<
         fixed.layout.to_string(),
         time_of(0).unwrap_or_else(|| raise(TimeError::EpochOutOfRange)),
         shmem::preloaded(),
-        shmem::shared().map(|shared| shared.slot_marks.held() as i32),
+        fixed.layout.slot_count() as i32,
+        shared.map(|shared| shared.slot_marks.held() as i32),
+        shared.map(|shared| shared.slot_marks.most_held() as i32),
         // The reservation ends with its last tick.
         hwm::reserved().and_then(|tick| time_of(tick + 1)),
         totals.furthest_lead_ticks * unit.ms(),

@@ -17,6 +17,8 @@ pub enum SqlState {
     NullValueNotAllowed,
     /// 42804
     DatatypeMismatch,
+    /// 53300
+    TooManyConnections,
     /// 54000
     ConfigurationLimitExceeded,
     /// 55000

@@ -4,6 +4,7 @@
 
 use crate::clock::SystemClock;
 use crate::layout::{Field, Layout, LayoutError, NodeBitsFrom, MAX_SLOT_BITS};
+use crate::slot_marks::SlotsFull;
 use crate::spec;
 use crate::time::Epoch;
 
@@ -41,8 +42,20 @@ impl Fixed {
         }
     }
 
-    /// Fails unless every one of the server's `slots` backend slots fits the slot bits, so a
-    /// misfit shows on the first call of any backend rather than under load.
+    /// The error of a full slot table, `held` slots held.
+    pub fn slots_full(&self, held: i64) -> SlotsFull {
+        SlotsFull {
+            slots: self.layout.slot_count(),
+            held,
+            node_bits: self.layout.bits(Field::Node),
+            slot_bits: self.layout.bits(Field::Slot),
+            from: self.node_bits_from,
+        }
+    }
+
+    /// Without preload, where a backend's slot is its process number: fails unless every
+    /// one of the server's `slots` process numbers fits the slot bits, so a misfit shows on
+    /// the first call of any backend rather than under load.
     pub fn check_slots(&self, slots: i64) -> Result<(), LayoutError> {
         if slots <= self.layout.slot_count() {
             Ok(())

@@ -1,50 +1,122 @@
-//! The hand-over of backend slots: the last tick each slot used, so that the slot's next
+//! Minting slots and their hand-over. An id's slot bits tell apart the backends of a
+//! server minting at once. With preload the extension keeps this table in shared memory
+//! and a backend takes a free slot at its first id and gives it back at exit, so the
+//! layout needs as many slots as backends mint at once, not one per process the server
+//! could have. Each slot's mark is the last tick its last holder used, so the next
 //! holder starts after it even if the wall clock stepped back in between, and an exiting
-//! backend need not wait for the clock to pass its last id. The extension keeps the marks
-//! in shared memory with preload; every mark starts where the server life starts (after
-//! every id of the previous life).
+//! backend need not wait for the clock to pass its last id. Every mark starts where the
+//! server life starts (after every id of the previous life).
 //!
-//! Read once when a backend makes its generator and written once at its exit: never on
-//! the hot path, and no lock (one atomic per slot).
+//! Taken once per backend and given back once at its exit: never on the hot path, and no
+//! lock (one atomic per slot).
 
-use crate::layout::MAX_SLOT_BITS;
+use crate::layout::{NodeBitsFrom, MAX_SLOT_BITS};
+use crate::report::{Report, Reported, SqlState};
 use std::sync::atomic::{AtomicI64, Ordering};
 
 /// What a slot's mark holds while a backend holding the slot mints: not yet recorded.
 const CLAIMED: i64 = i64::MAX;
 
-/// One mark per slot a server's layout can number, in ticks since the snowflake epoch.
-pub struct SlotMarks([AtomicI64; 1 << MAX_SLOT_BITS]);
+/// Every minting slot is held.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotsFull {
+    pub slots: i64,
+    pub held: i64,
+    pub node_bits: u32,
+    pub slot_bits: u32,
+    pub from: NodeBitsFrom,
+}
+
+impl Reported for SlotsFull {
+    fn report(&self) -> Report {
+        let SlotsFull {
+            slots,
+            held,
+            node_bits,
+            slot_bits,
+            from,
+        } = self;
+        let (of_what, more_slots) = match from {
+            NodeBitsFrom::NodeBits => (
+                format!("that snowflake.node_bits = {node_bits} leaves room for"),
+                "lower snowflake.node_bits (needs a restart) for more slots",
+            ),
+            NodeBitsFrom::Layout => (
+                format!("of the {slot_bits} slot bits of snowflake.layout"),
+                "give snowflake.layout more slot bits (needs a restart)",
+            ),
+        };
+        Report::new(
+            SqlState::TooManyConnections,
+            format!("no minting slot is free: all {slots} slots {of_what} are held"),
+        )
+        .detail(format!(
+            "A backend holds a minting slot from its first id until it exits; {held} of {slots} are held now."
+        ))
+        .hint(format!(
+            "Mint from fewer backends at once (through a pooler, or by closing idle sessions that minted), or {more_slots}."
+        ))
+    }
+}
+
+/// One mark per slot a server's layout can number, in ticks since the snowflake epoch,
+/// and how many are held.
+pub struct SlotMarks {
+    marks: [AtomicI64; 1 << MAX_SLOT_BITS],
+    held: AtomicI64,
+    most_held: AtomicI64,
+}
 
 impl SlotMarks {
     pub fn starting_at(start: i64) -> SlotMarks {
-        SlotMarks(std::array::from_fn(|_| AtomicI64::new(start)))
+        SlotMarks {
+            marks: std::array::from_fn(|_| AtomicI64::new(start)),
+            held: AtomicI64::new(0),
+            most_held: AtomicI64::new(0),
+        }
     }
 
-    /// Claims the slot's mark for a backend and gives the last tick of its earlier
-    /// holders. The slot was checked to fit the layout's slot bits, at most `MAX_SLOT_BITS`.
-    pub fn claim(&self, slot: i64) -> i64 {
-        self.0[slot as usize].swap(CLAIMED, Ordering::AcqRel)
+    /// Takes a free slot among the first `slots` (at most `1 << MAX_SLOT_BITS`), looking
+    /// first at `hint` (the process number, so a process keeps its number when it can),
+    /// and gives it with the last tick of its earlier holders; `None` when all are held.
+    pub fn take(&self, slots: i64, hint: i64) -> Option<(i64, i64)> {
+        let slots = slots.clamp(1, 1 << MAX_SLOT_BITS);
+        (0..slots).find_map(|i| {
+            let slot = (hint.rem_euclid(slots) + i) % slots;
+            let mark = &self.marks[slot as usize];
+            let last = mark.load(Ordering::Acquire);
+            if last == CLAIMED {
+                return None;
+            }
+            mark.compare_exchange(last, CLAIMED, Ordering::AcqRel, Ordering::Relaxed)
+                .ok()?;
+            let held = self.held.fetch_add(1, Ordering::Relaxed) + 1;
+            self.most_held.fetch_max(held, Ordering::Relaxed);
+            Some((slot, last))
+        })
     }
 
-    /// Records the last tick this holder of the slot used, before it gives the slot back.
-    /// The holder started after the mark it claimed, so its last tick is at least that.
-    pub fn record(&self, slot: i64, last: i64) {
-        self.0[slot as usize].store(last, Ordering::Release);
+    /// Gives the slot back with the last tick this holder used. The holder started after
+    /// the mark it took, so its last tick is at least that.
+    pub fn give_back(&self, slot: i64, last: i64) {
+        self.marks[slot as usize].store(last, Ordering::Release);
+        self.held.fetch_sub(1, Ordering::Relaxed);
     }
 
-    /// How many slots a live backend holds for its generator.
-    pub fn held(&self) -> usize {
-        self.0
-            .iter()
-            .filter(|mark| mark.load(Ordering::Relaxed) == CLAIMED)
-            .count()
+    /// How many slots live backends hold.
+    pub fn held(&self) -> i64 {
+        self.held.load(Ordering::Relaxed)
     }
 
-    /// The latest tick of every slot, unless some slot is still claimed: by a backend
-    /// killed before it could record its last tick, or one still running.
+    /// The most slots held at once since the table was made.
+    pub fn most_held(&self) -> i64 {
+        self.most_held.load(Ordering::Relaxed)
+    }
+
+    /// The latest tick of every slot, unless some slot is still held: by a backend killed
+    /// before it could give it back, or one still running.
     pub fn last_if_all_recorded(&self) -> Option<i64> {
-        let mut marks = self.0.iter().map(|mark| mark.load(Ordering::Acquire));
+        let mut marks = self.marks.iter().map(|mark| mark.load(Ordering::Acquire));
         marks.try_fold(i64::MIN, |latest, mark| {
             (mark != CLAIMED).then_some(latest.max(mark))
         })
@@ -72,16 +144,85 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_slot_is_claimed_from_its_last_holder_and_recorded_at_exit() {
+    fn a_slot_is_taken_from_its_last_holder_and_given_back_at_exit() {
         let marks = SlotMarks::starting_at(1_000);
-        assert_eq!(marks.claim(7), 1_000);
+        assert_eq!(marks.take(256, 7), Some((7, 1_000)));
         assert_eq!(marks.held(), 1);
         assert_eq!(marks.last_if_all_recorded(), None, "slot 7 is held");
-        marks.record(7, 1_500);
+        marks.give_back(7, 1_500);
         assert_eq!(marks.held(), 0);
-        assert_eq!(marks.claim(7), 1_500);
-        marks.record(7, 1_600);
+        assert_eq!(marks.take(256, 7), Some((7, 1_500)));
+        marks.give_back(7, 1_600);
         assert_eq!(marks.last_if_all_recorded(), Some(1_600));
+        assert_eq!(marks.most_held(), 1);
+    }
+
+    #[test]
+    fn a_process_number_past_the_slots_takes_the_next_free_one() {
+        let marks = SlotMarks::starting_at(0);
+        assert_eq!(marks.take(4, 402), Some((2, 0)));
+        assert_eq!(marks.take(4, 402), Some((3, 0)));
+        assert_eq!(marks.take(4, 402), Some((0, 0)));
+        assert_eq!(marks.take(4, 6), Some((1, 0)));
+        assert_eq!(marks.take(4, 6), None, "all four held");
+        assert_eq!((marks.held(), marks.most_held()), (4, 4));
+        marks.give_back(3, 42);
+        assert_eq!(marks.take(4, 0), Some((3, 42)), "the one given back, with its mark");
+        for slot in 0..4 {
+            marks.give_back(slot, 50);
+        }
+        assert_eq!((marks.held(), marks.most_held()), (0, 4));
+    }
+
+    #[test]
+    fn a_layout_without_slot_bits_has_one_slot() {
+        let marks = SlotMarks::starting_at(9);
+        assert_eq!(marks.take(1, 300), Some((0, 9)));
+        assert_eq!(marks.take(1, 301), None);
+    }
+
+    #[test]
+    fn concurrent_takers_never_share_a_slot() {
+        let marks = SlotMarks::starting_at(0);
+        let taken: Vec<i64> = std::thread::scope(|scope| {
+            let takers: Vec<_> = (0..8)
+                .map(|thread| {
+                    let marks = &marks;
+                    scope.spawn(move || {
+                        (0..40)
+                            .filter_map(|i| marks.take(256, thread * 40 + i))
+                            .map(|(slot, _)| slot)
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            takers.into_iter().flat_map(|t| t.join().unwrap()).collect()
+        });
+        let mut distinct = taken.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(taken.len(), 256, "320 attempts on 256 slots");
+        assert_eq!(distinct.len(), 256, "no slot taken twice");
+        assert_eq!(marks.held(), 256);
+    }
+
+    #[test]
+    fn the_full_table_says_how_many_slots_there_are_and_how_to_get_more() {
+        let full = SlotsFull {
+            slots: 256,
+            held: 256,
+            node_bits: 2,
+            slot_bits: 8,
+            from: NodeBitsFrom::NodeBits,
+        };
+        let report = full.report();
+        assert_eq!(report.sqlstate, SqlState::TooManyConnections);
+        assert_eq!(
+            report.message,
+            "no minting slot is free: all 256 slots that snowflake.node_bits = 2 leaves room for are held"
+        );
+        assert!(report.detail.unwrap().contains("256 of 256 are held now"));
+        assert!(report.hint.unwrap().contains("lower snowflake.node_bits"));
     }
 
     #[test]

@@ -1,10 +1,11 @@
 -- snowflake_status: one row about the server. Without preload (as here) the counters are
--- this session's, and the server-wide ones (backends minting, high-water mark) are NULL.
+-- this session's, and the server-wide ones (backends minting, high-water mark) are NULL;
+-- the slots are the layout's, each backend's slot being its process number.
 -- Claims of the tests before this one are not of interest here.
 TRUNCATE snowflake_nodes;
 \x on
 SELECT node_id, node_source, system_identifier = (SELECT system_identifier FROM pg_control_system()) AS own_system,
-       layout, epoch, preloaded, backends_minting, high_water_mark,
+       layout, epoch, preloaded, slots, backends_minting, most_backends_minting, high_water_mark,
        furthest_lead_ms, clock_steps_absorbed, clock_steps_refused, spent_tick_waits
 FROM snowflake_status;
 \x off
