@@ -66,7 +66,7 @@ subset_scenarios=(
 #   19-upgrade, 20-convert-dump: the extension's SQL scripts, pg_dump and pg_restore of
 #     its objects: version-independent SQL.
 #   24-slots-by-need: the table of minting slots is atomics in snowflake_core (unit tests,
-#     threads included); a preloading server takes and gives back its slots in 05, 07, 12
+#     threads included); a preloading server takes and gives back its slots in 05, 06, 12
 #     and 13 on every version, with that version's process numbers as the first choice.
 #   The Debian package: PostgreSQL 16 and 17 here are wheels, not Debian's (it says SKIP).
 #   The gene-layout runs: bit arithmetic, taken on 15 and 18.
