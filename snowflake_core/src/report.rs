@@ -19,7 +19,7 @@ pub enum SqlState {
     DatatypeMismatch,
     /// 53300
     TooManyConnections,
-    /// 54000
+    /// 53400
     ConfigurationLimitExceeded,
     /// 55000
     ObjectNotInPrerequisiteState,

@@ -124,13 +124,20 @@ no_start "layout-node-bits$version" "snowflake.node_bits = 3 disagrees with snow
   snowflake.layout=default snowflake.node_bits=3
 no_start "layout-slots$version" 'a server.s layout has at most 12 slot bits' \
   "snowflake.layout='time:40, slot:13, sequence:10'"
-# Agreeing settings start; a layout too narrow for the server's slots fails every call.
+# Agreeing settings start. A layout of 32 slots mints on a server of 100 connections, the
+# slots going by need: of 40 backends minting at once, the 8 beyond them are refused.
 name=layout-narrow$version
 start "$name" "$port" shared_preload_libraries=snowflake_pg snowflake.node_bits=5 \
   "snowflake.layout='time:41, node:5, slot:5, sequence:12'"
-out=$(sql "$name" "CREATE EXTENSION snowflake_pg" -c "SELECT snowflake_next()" -v VERBOSITY=verbose 2>&1) && fail "a 5-bit slot field minted"
-grep -q "53400: this server has [0-9]* backend slots, more than the 32 that the 5 slot bits of snowflake.layout number" <<<"$out" ||
-  fail "unexpected error: $out"
+[[ $(sql "$name" "CREATE EXTENSION snowflake_pg" -c "SELECT snowflake_next() > 0") == t ]] ||
+  fail "a 32-slot layout did not mint on a server of 100 connections"
+script=$CLUSTERS_DIR/$name/hold.sql
+printf 'SELECT snowflake_next();\nSELECT pg_sleep(2);\n' >"$script"
+"$(pg_bin_of "$version")/pgbench" -n -h "$CLUSTERS_DIR/$name" -p "$port" -U postgres -c 40 -j 2 \
+  -t 1 -f "$script" postgres >"$CLUSTERS_DIR/$name/pgbench.log" 2>&1 || true
+refused=$(grep -c 'no minting slot is free: all 32 slots of the 5 slot bits of snowflake.layout are held' \
+  "$CLUSTERS_DIR/$name/pgbench.log" || true)
+((refused == 8)) || fail "40 backends on 32 slots: $refused refused, not 8: $(grep -m2 ERROR "$CLUSTERS_DIR/$name/pgbench.log")"
 checked=$((checked + 1))
 cluster_stop "$name"
 # Without preload, the layout is refused at the first call, never ignored.
