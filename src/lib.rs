@@ -42,9 +42,17 @@ mod pg_tests;
 
 ::pgrx::pg_module_magic!(name, version);
 
-pgrx::extension_sql_file!("../sql/comments.sql", finalize);
+pgrx::extension_sql_file!("../sql/parts.sql", name = "snowflake_parts", bootstrap);
+pgrx::extension_sql_file!("../sql/next.sql", name = "snowflake_next");
+pgrx::extension_sql_file!("../sql/nodes.sql", name = "snowflake_nodes");
+pgrx::extension_sql_file!(
+    "../sql/status.sql",
+    name = "snowflake_status",
+    requires = ["snowflake_nodes", status::snowflake_server_status]
+);
 pgrx::extension_sql_file!("../sql/convert.sql", name = "convert");
 pgrx::extension_sql_file!("../sql/partitions.sql", name = "partitions");
+pgrx::extension_sql_file!("../sql/comments.sql", finalize);
 
 #[pgrx::pg_guard]
 pub extern "C-unwind" fn _PG_init() {

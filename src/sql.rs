@@ -37,33 +37,11 @@ impl Reported for CallError {
     }
 }
 
-extension_sql!(
-    r#"
-CREATE TYPE snowflake_parts AS (
-    ts timestamptz,
-    node_id integer,
-    backend_slot integer,
-    worker_id integer,
-    sequence integer,
-    gene integer
-);
-"#,
-    name = "snowflake_parts",
-    bootstrap
-);
-
 // `snowflake_next()` is the one hot function, so it is a bare version-1 C function rather
 // than a `#[pg_extern]`: pgrx's generic wrapper (a memory-context switch and an unwinding
 // guard on every call) cost about as much as the rest of the call. Nothing on its success
 // path can panic; its error path goes through pgrx's guard like every other function.
-extension_sql!(
-    r#"
-CREATE FUNCTION snowflake_next() RETURNS bigint
-    VOLATILE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_next';
-"#,
-    name = "snowflake_next"
-);
-
+// Declared in sql/next.sql.
 #[no_mangle]
 pub extern "C" fn pg_finfo_snowflake_next() -> &'static pg_sys::Pg_finfo_record {
     static VERSION_1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
@@ -83,14 +61,6 @@ pub unsafe extern "C-unwind" fn snowflake_next(_fcinfo: pg_sys::FunctionCallInfo
 
 // `snowflake_next(gene)`, the same way: not strict, so a NULL gene is an error rather
 // than a NULL id.
-extension_sql!(
-    r#"
-CREATE FUNCTION snowflake_next(gene bigint) RETURNS bigint
-    VOLATILE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_next_gene';
-"#,
-    name = "snowflake_next_gene"
-);
-
 #[no_mangle]
 pub extern "C" fn pg_finfo_snowflake_next_gene() -> &'static pg_sys::Pg_finfo_record {
     pg_finfo_snowflake_next()

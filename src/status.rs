@@ -31,20 +31,6 @@ fn totals() -> Totals {
     )
 }
 
-extension_sql!(
-    r#"
-CREATE VIEW snowflake_status AS
-SELECT s.*,
-       EXISTS (SELECT FROM snowflake_nodes n
-               WHERE n.node_id = s.node_id AND n.system_identifier = s.system_identifier)
-           AS node_claimed
-FROM snowflake_server_status() s;
-GRANT SELECT ON snowflake_status TO PUBLIC;
-"#,
-    name = "snowflake_status",
-    requires = ["snowflake_nodes", snowflake_server_status]
-);
-
 /// One row about this server: see the `snowflake_status` view, which adds whether the
 /// node id is claimed in this database.
 #[allow(clippy::type_complexity)]

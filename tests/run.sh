@@ -99,6 +99,7 @@ for v in "${versions[@]}"; do
   run_step "pg$v: unit, property and pg tests" cargo_tests "$v"
   run_step "pg$v: build and install" install_extension "$v"
   run_step "pg$v: pg_regress suite" bash tests/regress.sh "$v"
+  run_step "pg$v: upgrades from every frozen release, pg_regress after each" bash tests/upgrade.sh "$v"
   if [[ $full_versions == *" $v "* ]]; then
     run_step "pg$v: Debian package (apt-get install, pg_regress against it)" bash tests/package.sh "$v"
   fi

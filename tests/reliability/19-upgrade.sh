@@ -8,7 +8,7 @@ set -euo pipefail
 # shellcheck source=tests/reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 name=upgrade$version
-current=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$SNOWFLAKE_PG_ROOT/Cargo.toml")
+current=$(extension_version)
 start "$name" $((port_base + 42))
 db() { local database=$1; shift; sql "$name" "$@" -d "$database"; }
 db postgres "CREATE DATABASE old" -c "CREATE DATABASE fresh" -c "CREATE DATABASE bare"
@@ -54,14 +54,7 @@ answers=$(db old "SELECT (snowflake_parse(id)).gene = 0 FROM orders LIMIT 1" \
 # member of the extension; object ids, xids and the dump's random key differ by nature.
 db fresh "CREATE EXTENSION snowflake_pg"
 db bare "CREATE EXTENSION snowflake_pg VERSION '0.1.0'" -c "ALTER EXTENSION snowflake_pg UPDATE"
-schema_of() {
-  as_pg "$(pg_bin_of "$version")/pg_dump" --binary-upgrade --schema-only -h "$CLUSTERS_DIR/$name" \
-    -p "$(cluster_port "$name")" -U postgres "$1" |
-    grep -v -e '^--' -e 'binary_upgrade_set_next' -e '^\\\(un\)\?restrict' |
-    sed -E -e "s/'\{[0-9]+\}'/'{oid}'/g" -e "s/(relfrozenxid|relminmxid) = '[0-9]+'/\1 = 'n'/g" \
-      -e "s/oid = '[0-9]+'/oid = 'n'/g"
-}
-diff <(schema_of fresh) <(schema_of bare) >"$CLUSTERS_DIR/$name/schema.diff" ||
+diff <(extension_schema "$name" fresh) <(extension_schema "$name" bare) >"$CLUSTERS_DIR/$name/schema.diff" ||
   fail "the updated schema differs from a fresh $current install: $(head -20 "$CLUSTERS_DIR/$name/schema.diff")"
 members=$(db fresh "SELECT count(*) FROM pg_depend WHERE refclassid = 'pg_extension'::regclass
   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake_pg') AND deptype = 'e'")
