@@ -167,7 +167,11 @@ mod tests {
         assert_eq!(marks.take(4, 6), None, "all four held");
         assert_eq!((marks.held(), marks.most_held()), (4, 4));
         marks.give_back(3, 42);
-        assert_eq!(marks.take(4, 0), Some((3, 42)), "the one given back, with its mark");
+        assert_eq!(
+            marks.take(4, 0),
+            Some((3, 42)),
+            "the one given back, with its mark"
+        );
         for slot in 0..4 {
             marks.give_back(slot, 50);
         }
