@@ -1,56 +1,27 @@
-//! Every way a call of the extension can fail: each module's own error, in one enum so a
-//! function may return any of them with `?`. Each error's text and SQLSTATE live in its own
-//! module's `Reported` impl (`snowflake_core::report`); `raise.rs` raises them.
+//! The error of any call of the extension, whichever module's it is: boxed behind the
+//! `Reported` trait, so that a function may return any module's error with `?` and this
+//! module needs to know none of them. Each error's text and SQLSTATE live in its own
+//! module's `Reported` impl (`snowflake_core::report`); `raise.rs` raises them. Boxed, an
+//! error is one pointer: every `Result` of the hot path stays two words.
 
-use crate::backend::BackendError;
-use crate::node::NodeError;
-use crate::settings::NeedsPreload;
-use crate::sql::CallError;
-use crate::trusted_sql::CatalogRead;
-use snowflake_core::claim::ClaimError;
-use snowflake_core::generator::ClockError;
-use snowflake_core::layout::LayoutError;
 use snowflake_core::report::{Report, Reported};
-use snowflake_core::reservation::ReservationError;
-use snowflake_core::slot_marks::SlotsFull;
-use snowflake_core::text_form::TextFormError;
-use snowflake_core::time::TimeError;
 
-/// Declares `Error` with one variant per module error, its `From`s and its report.
-macro_rules! errors {
-    ($($variant:ident($error:ty),)*) => {
-        #[derive(Debug, Clone, PartialEq, Eq)]
-        pub enum Error {
-            $($variant($error),)*
-        }
+pub struct Error(Box<dyn Reported>);
 
-        $(impl From<$error> for Error {
-            fn from(error: $error) -> Error {
-                Error::$variant(error)
-            }
-        })*
-
-        impl Reported for Error {
-            fn report(&self) -> Report {
-                match self {
-                    $(Error::$variant(error) => error.report(),)*
-                }
-            }
-        }
-    };
+impl<E: Reported + 'static> From<E> for Error {
+    fn from(error: E) -> Error {
+        Error(Box::new(error))
+    }
 }
 
-errors! {
-    Layout(LayoutError),
-    Time(TimeError),
-    TextForm(TextFormError),
-    Clock(ClockError),
-    Reservation(ReservationError),
-    Slots(SlotsFull),
-    Claim(ClaimError),
-    Node(NodeError),
-    Settings(NeedsPreload),
-    Backend(BackendError),
-    Call(CallError),
-    Catalog(CatalogRead),
+impl Error {
+    pub fn report(&self) -> Report {
+        self.0.report()
+    }
+}
+
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.report().fmt(f)
+    }
 }

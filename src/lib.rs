@@ -19,7 +19,7 @@
 //! - `shmem` (the one shared-memory segment, with preload) and `hwm` (the high-water
 //!   mark's file and renewal);
 //! - `trusted_sql` (the library's own SQL under a fixed search_path, and as the extension's
-//!   owner), `error` (every module's error in one enum) and `raise` (errors into
+//!   owner), `error` (any module's error, boxed, for `?`) and `raise` (errors into
 //!   PostgreSQL).
 //!
 //! Hand-written SQL lives in `sql/`, loaded below; only `#[pg_extern]` functions are

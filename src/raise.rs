@@ -1,12 +1,13 @@
 //! Errors into PostgreSQL: the `ereport(ERROR)` of any error's report, with PostgreSQL's
 //! code for its SQLSTATE.
 
+use crate::error::Error;
 use pgrx::{PgLogLevel, PgSqlErrorCode};
-use snowflake_core::report::{Reported, SqlState};
+use snowflake_core::report::SqlState;
 
-/// Raises `error` as a PostgreSQL ERROR with its SQLSTATE, detail and hint.
-pub fn raise(error: impl Reported) -> ! {
-    let report = error.report();
+/// Raises `error` (any module's) as a PostgreSQL ERROR with its SQLSTATE, detail and hint.
+pub fn raise(error: impl Into<Error>) -> ! {
+    let report = error.into().report();
     let mut ereport = pgrx::pg_sys::panic::ErrorReport::new(
         code_of(report.sqlstate),
         report.message,
@@ -23,7 +24,7 @@ pub fn raise(error: impl Reported) -> ! {
 }
 
 /// The value, or the error raised.
-pub fn or_raise<T, E: Reported>(result: Result<T, E>) -> T {
+pub fn or_raise<T, E: Into<Error>>(result: Result<T, E>) -> T {
     result.unwrap_or_else(|error| raise(error))
 }
 
