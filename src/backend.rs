@@ -13,7 +13,6 @@ use snowflake_core::clock::SystemClock;
 use snowflake_core::generator::{Clock, ClockError, Generator};
 use snowflake_core::layout::{LayoutError, Minter};
 use snowflake_core::report::{Report, Reported, SqlState};
-use snowflake_core::reservation::RESERVE_MS;
 use snowflake_core::server::Fixed;
 use snowflake_core::slot_marks;
 use snowflake_core::time::format_unix_ms;
@@ -192,7 +191,7 @@ impl Backend {
             clock.now(),
             mark,
             clock.unit.ticks_of_ms(settings::max_lead_ms()),
-            clock.unit.ticks_of_ms(RESERVE_MS),
+            clock.unit.ticks_of_ms(hwm::lead_waited_out_ms()),
         );
         if wait > 0 {
             clock.sleep(wait);

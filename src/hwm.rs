@@ -9,18 +9,25 @@
 //! whole server; the other backends go on minting within the old reservation meanwhile. A
 //! clean shutdown records the last tick actually minted instead, so a clean start does not
 //! run ahead of the clock.
+//!
+//! Each renewal is also logged in WAL before it is published (`wal.rs`), so that a standby
+//! holds its primary's reservations (`replayed`) and a promoted one starts past them
+//! (`promoted`).
 
 use crate::error::Error;
 use crate::raise::raise;
-use crate::{settings, shmem};
+use crate::{settings, shmem, wal};
 use pgrx::{pg_guard, pg_sys};
 use snowflake_core::generator::Clock;
 use snowflake_core::mark_file;
-use snowflake_core::reservation::{self, ReservationError, RENEWAL_WAIT_BOUND};
+use snowflake_core::reservation::{
+    self, ReservationError, PROMOTION_MARGIN_MS, RENEWAL_WAIT_BOUND, RESERVE_MS,
+};
 use snowflake_core::server::Fixed;
+use snowflake_core::time::format_unix_ms;
 use std::ffi::c_int;
 use std::path::Path;
-use std::sync::atomic::AtomicI64;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 /// The file, relative to the data directory (every server process's working directory).
 pub const FILE: &str = "pg_snowflake/high_water_mark";
@@ -75,12 +82,10 @@ pub fn renew(tick: i64, fixed: &Fixed) -> Result<(), Error> {
     };
     let clock = fixed.clock();
     let write_mark = |reserved: i64| {
-        mark_file::write(Path::new(FILE), clock.unix_ms_of_tick_end(reserved)).map_err(|reason| {
-            ReservationError::Unwritable {
-                path: FILE.into(),
-                reason,
-            }
-        })
+        let unix_ms = clock.unix_ms_of_tick_end(reserved);
+        write_file(unix_ms)?;
+        wal::log_reservation(unix_ms);
+        Ok(())
     };
     let wait = || {
         // SAFETY: at the boundary with PostgreSQL's C code, holding nothing to drop: a
@@ -95,6 +100,67 @@ pub fn renew(tick: i64, fixed: &Fixed) -> Result<(), Error> {
     Ok(shared
         .reservation
         .renew(tick, &clock, RENEWAL_WAIT_BOUND, write_mark, wait)?)
+}
+
+fn write_file(unix_ms: i64) -> Result<(), ReservationError> {
+    mark_file::write(Path::new(FILE), unix_ms).map_err(|reason| ReservationError::Unwritable {
+        path: FILE.into(),
+        reason,
+    })
+}
+
+/// How far past the lead bound a new backend waits for its first tick rather than being
+/// refused: the reservation's reach (after a crash restart), and the margin a promotion
+/// added on top of it.
+pub fn lead_waited_out_ms() -> i64 {
+    RESERVE_MS
+        + shmem::shared().map_or(0, |shared| {
+            shared.promotion_margin_ms.load(Ordering::Relaxed)
+        })
+}
+
+/// Replays a renewal logged by this server or its primary (during recovery, in the
+/// startup process): the reservation and the mark of every slot rise to it, and so does
+/// the file, so that a standby restarted before its promotion keeps it.
+pub fn replayed(unix_ms: i64) {
+    let (fixed, shared) = fixed_and_shared();
+    raise_to(shared, fixed.clock().tick_of_unix_ms(unix_ms), &fixed);
+}
+
+/// At the end of a recovery that ends in a promotion: the reservation replayed last, plus
+/// what asynchronous replication may not have delivered (`PROMOTION_MARGIN_MS`), becomes
+/// the floor of every new id. New backends wait out up to that much more than after a
+/// crash restart (`lead_waited_out_ms`).
+pub fn promoted() {
+    let (fixed, shared) = fixed_and_shared();
+    let clock = fixed.clock();
+    let floor = shared.reservation.reserved() + clock.unit.ticks_of_ms(PROMOTION_MARGIN_MS);
+    raise_to(shared, floor, &fixed);
+    shared
+        .promotion_margin_ms
+        .store(PROMOTION_MARGIN_MS, Ordering::Relaxed);
+    pgrx::log!(
+        "snowflake_pg: promoted: new ids start after {}, {PROMOTION_MARGIN_MS} ms past the last reservation replayed",
+        format_unix_ms(clock.unix_ms_of_tick_end(floor))
+    );
+}
+
+/// The settings and shared memory in the startup process: it runs this library's
+/// resource manager only when the library is preloaded, so both exist.
+fn fixed_and_shared() -> (Fixed, &'static shmem::Shared) {
+    let fixed = settings::fixed().unwrap_or_else(|error| raise(error));
+    let shared = shmem::shared().expect("a resource manager registered only with preload");
+    (fixed, shared)
+}
+
+/// Raises the reservation and every slot mark to `tick`, the file first.
+fn raise_to(shared: &shmem::Shared, tick: i64, fixed: &Fixed) {
+    if tick <= shared.reservation.reserved() {
+        return;
+    }
+    write_file(fixed.clock().unix_ms_of_tick_end(tick)).unwrap_or_else(|error| raise(error));
+    shared.reservation.raise_to(tick);
+    shared.slot_marks.raise_to(tick);
 }
 
 /// At the postmaster's exit: after a clean shutdown every backend has recorded its last

@@ -16,8 +16,8 @@
 //! - `settings` (the `snowflake.*` settings), `backend` (this process's generator, its slot
 //!   and its node id), `node` (the node id from a setting or Citus), `claims` (the
 //!   `snowflake_nodes` registry);
-//! - `shmem` (the one shared-memory segment, with preload) and `hwm` (the high-water
-//!   mark's file and renewal);
+//! - `shmem` (the one shared-memory segment, with preload), `hwm` (the high-water mark's
+//!   file and renewal) and `wal` (the mark in WAL, for standbys and promotion);
 //! - `trusted_sql` (the library's own SQL under a fixed search_path, and as the extension's
 //!   owner), `error` (any module's error, boxed, for `?`) and `raise` (errors into
 //!   PostgreSQL).
@@ -36,6 +36,7 @@ mod shmem;
 mod sql;
 mod status;
 mod trusted_sql;
+mod wal;
 
 #[cfg(any(test, feature = "pg_test"))]
 mod pg_tests;
@@ -60,6 +61,7 @@ pub extern "C-unwind" fn _PG_init() {
     // SAFETY: a flag PostgreSQL sets while it loads shared_preload_libraries.
     if unsafe { pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
         shmem::request(hwm::life_start);
+        wal::register();
         hwm::record_at_clean_stop();
     }
 }

@@ -509,3 +509,29 @@ pub fn max_lead_ms() -> i64 {
     // SAFETY: PostgreSQL writes the setting only between calls, in this same thread.
     unsafe { *MAX_LEAD_MS.as_ptr() as i64 }
 }
+
+/// Runs `f` with PostgreSQL's setting `name` at `value`, as a function's `SET` clause does:
+/// the value before comes back after it, or when an ERROR aborts the (sub)transaction.
+/// Allowed in a parallel worker too (`GUC_ACTION_SAVE`).
+pub fn with_setting<T>(name: &CStr, value: &CStr, f: impl FnOnce() -> T) -> T {
+    // SAFETY: opens a GUC nesting level and saves the setting in it, as PostgreSQL does
+    // around a function's SET clause.
+    let level = unsafe {
+        let level = pg_sys::NewGUCNestLevel();
+        pg_sys::set_config_option(
+            name.as_ptr(),
+            value.as_ptr(),
+            pg_sys::GucContext::PGC_USERSET,
+            pg_sys::GucSource::PGC_S_SESSION,
+            pg_sys::GucAction::GUC_ACTION_SAVE,
+            true,
+            0,
+            false,
+        );
+        level
+    };
+    let result = f();
+    // SAFETY: closes the level opened above, restoring the value before.
+    unsafe { pg_sys::AtEOXact_GUC(true, level) };
+    result
+}

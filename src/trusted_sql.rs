@@ -5,6 +5,7 @@
 //! with the extension owner's rights runs as a security-restricted operation, as
 //! PostgreSQL runs maintenance as a table's owner.
 
+use crate::settings;
 use pgrx::pg_sys;
 use snowflake_core::report::{Report, Reported, SqlState};
 
@@ -28,26 +29,7 @@ impl Reported for CatalogRead {
 /// does; the caller's search_path comes back after it, or when an ERROR aborts the
 /// (sub)transaction.
 pub fn with_fixed_search_path<T>(f: impl FnOnce() -> T) -> T {
-    // SAFETY: opens a GUC nesting level, as PostgreSQL does around a function's SET clause,
-    // and saves the setting in it; allowed in a parallel worker too (GUC_ACTION_SAVE).
-    let level = unsafe {
-        let level = pg_sys::NewGUCNestLevel();
-        pg_sys::set_config_option(
-            c"search_path".as_ptr(),
-            c"pg_catalog, pg_temp".as_ptr(),
-            pg_sys::GucContext::PGC_USERSET,
-            pg_sys::GucSource::PGC_S_SESSION,
-            pg_sys::GucAction::GUC_ACTION_SAVE,
-            true,
-            0,
-            false,
-        );
-        level
-    };
-    let result = f();
-    // SAFETY: closes the level opened above, restoring the caller's search_path.
-    unsafe { pg_sys::AtEOXact_GUC(true, level) };
-    result
+    settings::with_setting(c"search_path", c"pg_catalog, pg_temp", f)
 }
 
 /// Runs `f` as `owner`, in a security-restricted operation (no SET ROLE, no temporary

@@ -8,7 +8,7 @@
 //! - `generator` (one backend's state machine) and `stats` (what it met besides the plain
 //!   path);
 //! - `slot_marks` (the hand-over of backend slots), `reservation` (the high-water mark's
-//!   renewal) and `mark_file` (the mark on disk);
+//!   renewal), `mark_file` (the mark on disk) and `wal_record` (the mark in WAL);
 //! - `claim` (what the rows of `snowflake_nodes` mean for a server);
 //! - `text_form` (ids as fixed-width text);
 //! - `report` (what an error tells the user: each module's error enum gives its SQLSTATE,
@@ -29,6 +29,7 @@ pub mod spec;
 pub mod stats;
 pub mod text_form;
 pub mod time;
+pub mod wal_record;
 
 #[cfg(test)]
 mod fake_clock;

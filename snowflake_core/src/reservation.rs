@@ -14,6 +14,17 @@ use std::time::{Duration, Instant};
 /// one can be: a new backend waits out up to this much past the lead bound.
 pub const RESERVE_MS: i64 = 1000;
 
+/// How far past the last reservation it replayed a promoted standby begins: what
+/// asynchronous replication may not have delivered. A renewal reaches at most
+/// `RESERVE_MS` past the tick that needed it, and that tick follows the reservation before
+/// it while the primary's clock keeps time, so the old primary can have minted past the
+/// reservation a standby holds by at most `RESERVE_MS` per renewal the standby missed: at
+/// a renewal about every half reservation, this covers the last second of minting. A
+/// standby further behind at the failure, or a primary whose clock stepped ahead just
+/// before it, needs synchronous replication, where each reservation is confirmed by the
+/// standby before it is used (docs/design.md, "Failover").
+pub const PROMOTION_MARGIN_MS: i64 = RESERVE_MS;
+
 /// How long a call waits for another process to renew the reservation before it gives up
 /// with an error: renewing is one write and two fsyncs of a small file, so a wait this long
 /// means the file system is stuck, and a call should not hang with it.
@@ -112,8 +123,10 @@ impl Reservation {
                 .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
                 .is_ok()
             {
-                let renewed = self.extend(tick, clock, &mut write_mark);
-                self.writing.store(false, Ordering::Release);
+                let renewed = {
+                    let _writer = Writer(&self.writing);
+                    self.extend(tick, clock, &mut write_mark)
+                };
                 return if needed { renewed } else { Ok(()) };
             }
             if !needed {
@@ -125,6 +138,14 @@ impl Reservation {
             }
             wait();
         }
+    }
+
+    /// Raises the reservation to `floor` at least: what recovery replayed from the WAL of
+    /// a server's renewals, or a promoted standby's margin on top. Runs while no backend
+    /// mints (during recovery, before any backend may mint).
+    pub fn raise_to(&self, floor: i64) {
+        self.reserved.fetch_max(floor, Ordering::AcqRel);
+        self.renew_after.fetch_max(floor, Ordering::AcqRel);
     }
 
     fn extend(
@@ -143,6 +164,16 @@ impl Reservation {
         self.renew_after
             .store(reserved - span / 2, Ordering::Release);
         Ok(())
+    }
+}
+
+/// The writer's flag, held while a mark is written and let go however the writing ends:
+/// writing it may raise a PostgreSQL error (the WAL record), which unwinds through here.
+struct Writer<'a>(&'a AtomicBool);
+
+impl Drop for Writer<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
     }
 }
 
@@ -192,6 +223,43 @@ mod tests {
             .renew(10_900, &clock, NO_WAIT, recording(&written), || {})
             .unwrap();
         assert_eq!(reservation.reserved(), 11_900);
+    }
+
+    #[test]
+    fn a_writer_that_fails_by_unwinding_lets_the_next_call_write() {
+        let clock = FakeClock::at(10_000);
+        let reservation = Reservation::starting_at(10_000);
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            reservation.renew(10_001, &clock, NO_WAIT, |_| panic!("an ERROR"), || {})
+        }));
+        assert!(unwound.is_err());
+        assert_eq!(reservation.reserved(), 10_000, "nothing published");
+        let written = RefCell::new(vec![]);
+        reservation
+            .renew(10_001, &clock, NO_WAIT, recording(&written), || {})
+            .unwrap();
+        assert_eq!(*written.borrow(), vec![11_001]);
+    }
+
+    #[test]
+    fn a_replayed_reservation_raises_both_the_reservation_and_its_renewal_point() {
+        let clock = FakeClock::at(10_000);
+        let reservation = Reservation::starting_at(10_500);
+        reservation.raise_to(12_000);
+        reservation.raise_to(11_000);
+        assert_eq!(reservation.reserved(), 12_000, "never lowered");
+        let written = RefCell::new(vec![]);
+        reservation
+            .renew(11_900, &clock, NO_WAIT, recording(&written), || {})
+            .unwrap();
+        assert!(
+            written.borrow().is_empty(),
+            "within the replayed reservation"
+        );
+        reservation
+            .renew(12_001, &clock, NO_WAIT, recording(&written), || {})
+            .unwrap();
+        assert_eq!(*written.borrow(), vec![13_001]);
     }
 
     #[test]

@@ -103,6 +103,16 @@ impl SlotMarks {
         self.held.fetch_sub(1, Ordering::Relaxed);
     }
 
+    /// Raises the mark of every slot no backend holds to `floor` at least: the next holder
+    /// of any slot starts after it. Runs during recovery, where no backend mints.
+    pub fn raise_to(&self, floor: i64) {
+        for mark in &self.marks {
+            let _ = mark.fetch_update(Ordering::AcqRel, Ordering::Acquire, |last| {
+                (last != CLAIMED && last < floor).then_some(floor)
+            });
+        }
+    }
+
     /// How many slots live backends hold.
     pub fn held(&self) -> i64 {
         self.held.load(Ordering::Relaxed)
@@ -125,9 +135,9 @@ impl SlotMarks {
 
 /// Where a new generator starts, and how many ticks its backend first sleeps: after the
 /// clock's tick `now` and after the slot's mark, if kept. After a crash restart the marks
-/// start at the last reservation, which can lie a little past the lead bound: a start up
-/// to `reserve_ticks` past it is waited out rather than refused. Further ahead, the clock
-/// was set back, and the first call says so.
+/// start at the last reservation, which can lie a little past the lead bound, and after a
+/// promotion a margin further: a start up to `reserve_ticks` past it is waited out rather
+/// than refused. Further ahead, the clock was set back, and the first call says so.
 pub fn start_of(now: i64, mark: Option<i64>, lead_ticks: i64, reserve_ticks: i64) -> (i64, i64) {
     let start = mark.map_or(now, |mark| mark.max(now));
     let past_lead = start - now - lead_ticks;
@@ -155,6 +165,18 @@ mod tests {
         marks.give_back(7, 1_600);
         assert_eq!(marks.last_if_all_recorded(), Some(1_600));
         assert_eq!(marks.most_held(), 1);
+    }
+
+    #[test]
+    fn raising_the_marks_moves_every_free_slot_and_never_frees_a_held_one() {
+        let marks = SlotMarks::starting_at(1_000);
+        assert_eq!(marks.take(4, 1), Some((1, 1_000)));
+        marks.raise_to(5_000);
+        marks.raise_to(3_000);
+        assert_eq!(marks.take(4, 1), Some((2, 5_000)), "slot 1 still held");
+        assert_eq!(marks.take(4, 0), Some((0, 5_000)));
+        marks.give_back(2, 5_100);
+        assert_eq!(marks.take(4, 2), Some((2, 5_100)));
     }
 
     #[test]
