@@ -195,14 +195,21 @@ extension_version() { sed -n 's/^version = "\(.*\)"$/\1/p' "$SNOWFLAKE_PG_ROOT/C
 # cluster_standby PRIMARY NAME PORT [setting=value ...]: a streaming standby of running
 # cluster PRIMARY from a base backup, the settings added to its postgresql.conf, started.
 cluster_standby() {
-  local primary=$1 name=$2 port=$3 setting; shift 3
+  local primary=$1 name=$2 port=$3; shift 3
   local dir=$CLUSTERS_DIR/$name bin
   bin=$(pg_bin_of "$(cluster_version "$primary")") || return 1
   cluster_fresh "$name"
   as_pg "$bin/pg_basebackup" -D "$dir/data" -R -X stream -c fast -h "$CLUSTERS_DIR/$primary" \
     -p "$(cluster_port "$primary")" -U postgres || return 1
-  for setting in "$@"; do echo "$setting" >>"$dir/data/postgresql.conf"; done
+  cluster_configure "$name" "$@"
   cluster_launch "$name" "$port"
+}
+
+# cluster_configure NAME [setting=value ...]: the settings added to the postgresql.conf of
+# cluster NAME, where every process of the server reads them (single-user mode included).
+cluster_configure() {
+  local conf=$CLUSTERS_DIR/$1/data/postgresql.conf setting; shift
+  for setting in "$@"; do echo "$setting" >>"$conf"; done
 }
 
 # cluster_stop NAME: stops the server of cluster NAME, if it runs.
