@@ -110,13 +110,15 @@ fn write_file(unix_ms: i64) -> Result<(), ReservationError> {
 }
 
 /// How far past the lead bound a new backend waits for its first tick rather than being
-/// refused: the reservation's reach (after a crash restart), and the margin a promotion
-/// added on top of it.
+/// refused: the reservation's reach, after a crash restart. After a promotion, also the
+/// margin, and one lead bound more: the old primary's last reservation may lie that far
+/// ahead of its clock after a burst, and the standby's clock may be behind it by as much.
 pub fn lead_waited_out_ms() -> i64 {
-    RESERVE_MS
-        + shmem::shared().map_or(0, |shared| {
-            shared.promotion_margin_ms.load(Ordering::Relaxed)
-        })
+    let promoted = shmem::shared().is_some_and(|shared| shared.promoted.load(Ordering::Relaxed));
+    match promoted {
+        true => RESERVE_MS + PROMOTION_MARGIN_MS + settings::max_lead_ms(),
+        false => RESERVE_MS,
+    }
 }
 
 /// Replays a renewal logged by this server or its primary (during recovery, in the
@@ -129,16 +131,13 @@ pub fn replayed(unix_ms: i64) {
 
 /// At the end of a recovery that ends in a promotion: the reservation replayed last, plus
 /// what asynchronous replication may not have delivered (`PROMOTION_MARGIN_MS`), becomes
-/// the floor of every new id. New backends wait out up to that much more than after a
-/// crash restart (`lead_waited_out_ms`).
+/// the floor of every new id, which new backends wait out (`lead_waited_out_ms`).
 pub fn promoted() {
     let (fixed, shared) = fixed_and_shared();
     let clock = fixed.clock();
     let floor = shared.reservation.reserved() + clock.unit.ticks_of_ms(PROMOTION_MARGIN_MS);
     raise_to(shared, floor, &fixed);
-    shared
-        .promotion_margin_ms
-        .store(PROMOTION_MARGIN_MS, Ordering::Relaxed);
+    shared.promoted.store(true, Ordering::Relaxed);
     pgrx::log!(
         "snowflake_pg: promoted: new ids start after {}, {PROMOTION_MARGIN_MS} ms past the last reservation replayed",
         format_unix_ms(clock.unix_ms_of_tick_end(floor))

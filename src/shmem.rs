@@ -3,8 +3,8 @@
 //! restart), from one reading of the high-water mark's file. Without preload there is none,
 //! and each user falls back to what a lone backend can do (`preloaded()` is false).
 //!
-//! - the reservation of the high-water mark (`hwm.rs`), checked on every call, and the
-//!   margin a promotion added to it (`wal.rs`);
+//! - the reservation of the high-water mark (`hwm.rs`), checked on every call, and whether
+//!   a promotion ended this server's recovery (`wal.rs`);
 //! - one mark per backend slot, for the slot's next holder (`backend.rs`);
 //! - the counters of each slot's generators, which `snowflake_status` sums;
 //! - the node claims seen committed (`claims.rs`), behind a lock: read once per backend.
@@ -15,16 +15,15 @@ use snowflake_core::layout::MAX_SLOT_BITS;
 use snowflake_core::reservation::Reservation;
 use snowflake_core::slot_marks::SlotMarks;
 use snowflake_core::stats::Stats;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 /// What the backends share without a lock: atomics only.
 pub struct Shared {
     pub reservation: Reservation,
     pub slot_marks: SlotMarks,
-    /// What a promotion added to the reservation replayed last, 0 until one ends this
-    /// server's recovery (`hwm::promoted`).
-    pub promotion_margin_ms: AtomicI64,
+    /// Whether this server life began as a standby that was promoted (`hwm::promoted`).
+    pub promoted: AtomicBool,
     /// The counters of every backend slot a server's layout can number.
     pub slot_stats: [Stats; 1 << MAX_SLOT_BITS],
 }
@@ -65,7 +64,7 @@ pub fn request(life_start: fn() -> i64) {
             Shared {
                 reservation: Reservation::starting_at(start),
                 slot_marks: SlotMarks::starting_at(start),
-                promotion_margin_ms: AtomicI64::new(0),
+                promoted: AtomicBool::new(false),
                 slot_stats: std::array::from_fn(|_| Stats::new()),
             }
         }
