@@ -68,6 +68,8 @@ subset_scenarios=(
 #   24-slots-by-need: the table of minting slots is atomics in snowflake_core (unit tests,
 #     threads included); a preloading server takes and gives back its slots in 05, 06, 12
 #     and 13 on every version, with that version's process numbers as the first choice.
+#   25-failover: the reservation's WAL records, their replay and the promotion use the
+#     same calls on every version (RegisterCustomRmgr, XLogInsert, rm_cleanup); about 70 s.
 #   The Debian package: PostgreSQL 16 and 17 here are wheels, not Debian's (it says SKIP).
 #   The gene-layout runs: bit arithmetic, taken on 15 and 18.
 
