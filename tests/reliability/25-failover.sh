@@ -144,15 +144,18 @@ failover() {
   fi
   for kind in ${kinds//,/ }; do [[ $kind == burst ]] || hand_out "$old" "$kind"; done
   sleep 3
-  lead_ms=none
-  [[ $kinds == *burst* ]] && burst "$old"
+  local handed=${kinds//,/, }
+  if [[ $kinds == *burst* ]]; then
+    burst "$old"
+    handed+=" (the burst $lead_ms ms ahead of its clock)"
+  fi
   crash "$old"
   promote "$new"
 mint_after_promotion "$new"
   minted_above "$old" "$new" "$label"
-  figure "$label: standby clock ${offset} s; the primary handed out ${kinds//,/, } (burst lead:" \
-    "$lead_ms ms), killed; promoted, first id in $first_ms ms, $rows_after rows by 4 clients," \
-    "all above the old primary's, 0 failed"
+  figure "$label: standby clock ${offset} s; the primary handed out $handed, killed;" \
+    "promoted, first id in $first_ms ms, $rows_after rows by 4 clients, all above the old" \
+    "primary's, 0 failed"
 }
 
 # --- Asynchronous standbys, clocks behind by less and by more than the lead bound --------
