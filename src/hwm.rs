@@ -125,15 +125,20 @@ pub fn lead_waited_out_ms() -> i64 {
 /// startup process): the reservation and the mark of every slot rise to it, and so does
 /// the file, so that a standby restarted before its promotion keeps it.
 pub fn replayed(unix_ms: i64) {
-    let (fixed, shared) = fixed_and_shared();
-    raise_to(shared, fixed.clock().tick_of_unix_ms(unix_ms), &fixed);
+    if let Some(shared) = shmem::shared() {
+        let fixed = settings::fixed().unwrap_or_else(|error| raise(error));
+        raise_to(shared, fixed.clock().tick_of_unix_ms(unix_ms), &fixed);
+    }
 }
 
 /// At the end of a recovery that ends in a promotion: the reservation replayed last, plus
 /// what asynchronous replication may not have delivered (`PROMOTION_MARGIN_MS`), becomes
 /// the floor of every new id, which new backends wait out (`lead_waited_out_ms`).
 pub fn promoted() {
-    let (fixed, shared) = fixed_and_shared();
+    let Some(shared) = shmem::shared() else {
+        return;
+    };
+    let fixed = settings::fixed().unwrap_or_else(|error| raise(error));
     let clock = fixed.clock();
     let floor = shared.reservation.reserved() + clock.unit.ticks_of_ms(PROMOTION_MARGIN_MS);
     raise_to(shared, floor, &fixed);
@@ -142,14 +147,6 @@ pub fn promoted() {
         "snowflake_pg: promoted: new ids start after {}, {PROMOTION_MARGIN_MS} ms past the last reservation replayed",
         format_unix_ms(clock.unix_ms_of_tick_end(floor))
     );
-}
-
-/// The settings and shared memory in the startup process: it runs this library's
-/// resource manager only when the library is preloaded, so both exist.
-fn fixed_and_shared() -> (Fixed, &'static shmem::Shared) {
-    let fixed = settings::fixed().unwrap_or_else(|error| raise(error));
-    let shared = shmem::shared().expect("a resource manager registered only with preload");
-    (fixed, shared)
 }
 
 /// Raises the reservation and every slot mark to `tick`, the file first.

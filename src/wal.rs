@@ -50,7 +50,8 @@ impl Reported for UnreadableRecord {
     }
 }
 
-/// Registers the resource manager; call from `_PG_init` while preloading.
+/// Registers the resource manager; call from `_PG_init` while preloading, after shared
+/// memory is requested: every process that replays a record then has the segment.
 pub fn register() {
     let mut rmgr = pg_sys::RmgrData {
         rm_name: RMGR_NAME.as_ptr(),
