@@ -23,8 +23,7 @@ port=$((port_base + 28))
 next_port() { port=$((port + 1)); }
 
 # primary NAME [setting=value ...]: a fresh primary on the next port, with the table. Its
-# clock is the machine's: under libfaketime every clock reading costs a file read, and a
-# burst could not run ahead of the clock.
+# clock is the machine's, the one the standbys' offsets are taken from.
 primary() {
   local name=$1; shift
   servers+=("$name")
