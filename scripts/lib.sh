@@ -22,8 +22,8 @@ CLUSTERS_DIR=${CLUSTERS_DIR:-/tmp/snowflake_pg}
 # and the first of the 50 ports (BASE to BASE+49) its reliability scenarios take. Other
 # ports follow from the version itself, distinct per major and never 5432: the demo 5415,
 # tests/concurrency.sh 5430+V, tests/regress.sh 5440+V, tests/security.sh 5460+V and
-# 5470+V, bench/run.sh 5700+V (and 5750+), which is why the reliability ports of 16 and 17
-# start at 5800.
+# 5470+V, tests/docs.sh 5500+V and 5520+V, bench/run.sh 5700+V (and 5750+), which is why
+# the reliability ports of 16 and 17 start at 5800.
 declare -gA PG_MAJORS=(
   [15]="/usr/lib/postgresql/15/bin/pg_config 5600" # Debian's postgresql-15
   [16]="$PG16_HOME/bin/pg_config 5800"              # the pgserver wheel (16.2)
