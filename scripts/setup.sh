@@ -3,10 +3,13 @@
 # what is already there: PostgreSQL 15 (Debian), PostgreSQL 16, 17 and 18 (PyPI wheels,
 # 17 with its server headers from Debian 13's postgresql-server-dev-17), cargo-pgrx 0.18.1
 # (told of all four), libclang, sudo, libfaketime, shellcheck, pg_partman for PostgreSQL 15,
-# Debian's Node.js where the machine has no node (a JavaScript client in the layout tests)
-# and, where ../shared/citus sits beside the clone, Citus 13.2.2 built into PostgreSQL 15,
-# 16 and 17 (the Citus scenario). Safe to run again, and quick then. It starts no server,
-# and stops none but the one Debian's postgresql-15 starts when this run installs it.
+# Debian's Node.js where the machine has no node (a JavaScript client in the layout tests),
+# the client libraries of tests/clients.sh (a Python virtual environment with psycopg,
+# SQLAlchemy and Django, node-postgres in an npm directory, Debian's pgbouncer and pgjdbc,
+# and a JDK where the machine has no javac) and, where ../shared/citus sits beside the
+# clone, Citus 13.2.2 built into PostgreSQL 15, 16 and 17 (the Citus scenario). Safe to
+# run again, and quick then. It starts no server, and stops none but the ones Debian's
+# postgresql-15 and pgbouncer start when this run installs them.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/lib.sh
@@ -15,8 +18,11 @@ source "$here/lib.sh"
 say() { printf '== setup: %s\n' "$*"; }
 
 packages=(postgresql-15 postgresql-server-dev-15 postgresql-contrib libclang-dev clang sudo
-          libfaketime unzip python3-pip shellcheck postgresql-15-partman)
+          libfaketime unzip python3-pip python3-venv shellcheck postgresql-15-partman
+          pgbouncer libpostgresql-jdbc-java)
 command -v node >/dev/null || packages+=(nodejs)
+command -v npm >/dev/null || packages+=(npm)
+command -v javac >/dev/null || packages+=(default-jdk-headless)
 # Citus is in no archive: its source sits in ../shared/citus beside the clone, with a patch
 # for Debian's current PostgreSQL 15 minor (see its README). Built once per PostgreSQL it
 # supports, with these libraries; the Citus scenario says SKIP where it is not installed.
@@ -26,12 +32,13 @@ if [[ -d $citus_src ]]; then
   packages+=(liblz4-dev libzstd-dev libcurl4-openssl-dev libkrb5-dev libselinux1-dev
              libxslt1-dev libpam0g-dev libssl-dev libreadline-dev)
 fi
-missing=() fresh_pg15=false
+missing=() fresh_pg15=false fresh_pgbouncer=false
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then
   [[ " ${missing[*]} " == *" postgresql-15 "* ]] && fresh_pg15=true
+  [[ " ${missing[*]} " == *" pgbouncer "* ]] && fresh_pgbouncer=true
   say "apt-get install ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
@@ -43,6 +50,31 @@ fi
 if $fresh_pg15 && pg_lsclusters -h 15 main 2>/dev/null | grep -q online; then
   say "stopping the cluster 15/main that installing postgresql-15 started"
   pg_ctlcluster 15 main stop || true
+fi
+# Installing pgbouncer may likewise start Debian's own (port 6432, no databases): the client
+# test runs a pgbouncer of its own, so that one, started by this run's apt-get, is stopped.
+if $fresh_pgbouncer && [[ -f /run/postgresql/pgbouncer.pid ]]; then
+  say "stopping the pgbouncer that installing pgbouncer started"
+  invoke-rc.d pgbouncer stop || true
+fi
+
+# The client libraries of tests/clients.sh, exactly as pinned in tests/clients/: installed
+# afresh whenever the pins differ from the copy that a finished install leaves beside them.
+clients=$SNOWFLAKE_PG_ROOT/tests/clients
+if ! cmp -s "$clients/requirements.txt" "$CLIENTS_VENV/requirements.installed.txt"; then
+  say "psycopg, SQLAlchemy and Django into $CLIENTS_VENV"
+  rm -rf "$CLIENTS_VENV"
+  python3 -m venv "$CLIENTS_VENV"
+  "$CLIENTS_VENV/bin/pip" install --quiet -r "$clients/requirements.txt"
+  cp "$clients/requirements.txt" "$CLIENTS_VENV/requirements.installed.txt"
+fi
+if ! cmp -s "$clients/package-lock.json" "$CLIENTS_NODE/package-lock.installed.json"; then
+  say "node-postgres into $CLIENTS_NODE"
+  rm -rf "$CLIENTS_NODE"
+  mkdir -p "$CLIENTS_NODE"
+  cp "$clients/package.json" "$clients/package-lock.json" "$CLIENTS_NODE/"
+  (cd "$CLIENTS_NODE" && npm ci --no-audit --no-fund --quiet)
+  cp "$clients/package-lock.json" "$CLIENTS_NODE/package-lock.installed.json"
 fi
 
 if [[ "$(cargo pgrx --version 2>/dev/null)" != *"0.18.1"* ]]; then

@@ -4,8 +4,9 @@
 # pg_regress suite, the Debian package, the security suite, the concurrency test and the
 # reliability suite, all of them on 15 and 18 (the first and the last major) and on 16
 # and 17 the subset below, which takes every path that depends on the version; the docs
-# run as written, on 15; then no server log of the run may show an internal error
-# (XX000). Each piece also runs alone against an installed build (see the README, "Tests").
+# run as written and the client libraries, on 15 alone (see below); then no server log of
+# the run may show an internal error (XX000). Each piece also runs alone against an
+# installed build (see the README, "Tests").
 # Usage: bash tests/run.sh [15|16|17|18 ...]   (all four by default)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,6 +24,11 @@ full_versions=" 15 18 "
 # scenarios that mint the most run again: bursts borrow ticks and meet the lead bound.
 gene_layout='time:41, node:2, slot:8, sequence:8, gene:4'
 gene_scenarios=(01-churn 02-pooler 03-parallel 04-terminate 07-burst)
+# The major the client libraries run against (tests/clients.sh): what they do is the
+# protocol's, the SQL's and the extension's functions, none of which differs by version
+# (RETURNING, COPY, prepared statements, composite types, bigint and json as text), and
+# the order of ids they rely on is checked on every major by the pg_regress suite.
+clients_version=15
 
 # The subset on 16 and 17: clippy, the cargo pgrx tests (#[pg_test]s), build and install,
 # the pg_regress suite, the security suite (stock and preloading: what a plain role may do
@@ -114,6 +120,9 @@ for v in "${versions[@]}"; do
   run_step "pg$v: security, library preloaded" bash tests/security.sh "$v" preload
   run_step "pg$v: concurrency (pgbench)" bash tests/concurrency.sh "$v"
   run_step "pg$v: concurrency (pgbench), library preloaded" bash tests/concurrency.sh "$v" preload
+  if [[ $v == "$clients_version" ]]; then
+    run_step "pg$v: clients (psycopg, SQLAlchemy, Django, node-postgres, pgjdbc, pgbouncer)" bash tests/clients.sh "$v"
+  fi
   if [[ $full_versions != *" $v "* ]]; then
     run_step "pg$v: reliability, the version-dependent scenarios" \
       bash tests/reliability/run.sh "$v" "${subset_scenarios[@]}"

@@ -1,0 +1,1 @@
+"""The Django app of the Django recipes of tests/clients: docs/clients.md's models."""
