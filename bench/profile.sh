@@ -54,6 +54,6 @@ read -ra symbols <<<"${SYMBOLS:-snowflake_next clock_timestamp nextval_oid gen_r
   # The first call's set-up (loading the library, settling and claiming the node id
   # through SQL) runs hundreds of functions once each: the first 12 lines are the calls'.
   echo "where snowflake_next()'s instructions go, N = $((2 * CALLS)) (self cost of each function, the first call's set-up included; the 12 largest):"
-  callgrind_annotate "$dir/cg.snowflake_next.2" | sed -n '/file:function/,/^$/p' | sed '/^$/d' | head -14
+  callgrind_annotate "$dir/cg.snowflake_next.2" | sed -n '/file:function/,/^$/p' | sed '/^$/d' | sed -n 1,14p # reads it all: head's early exit would fail the pipe
 } | tee "$results"
 echo "written to ${results#"$SNOWFLAKE_PG_ROOT"/}" >&2
