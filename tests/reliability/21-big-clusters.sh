@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Layouts for big clusters: 16 and 64 nodes, each with 256 backend slots (a stock server
-# needs 122 on PostgreSQL 15 to 17, 135 on 18), the sequence paying for the node bits. A server
+# needs 122 on PostgreSQL 15 to 17, 136 on 18), the sequence paying for the node bits. A server
 # with the last node id of each mints under concurrency, every id parses to that node,
 # and a burst from one backend shows what the smaller sequence costs: ids per ms.
 set -euo pipefail
