@@ -24,11 +24,13 @@ full_versions=" 15 18 "
 # scenarios that mint the most run again: bursts borrow ticks and meet the lead bound.
 gene_layout='time:41, node:2, slot:8, sequence:8, gene:4'
 gene_scenarios=(01-churn 02-pooler 03-parallel 04-terminate 07-burst)
-# The major the client libraries run against (tests/clients.sh): what they do is the
-# protocol's, the SQL's and the extension's functions, none of which differs by version
-# (RETURNING, COPY, prepared statements, composite types, bigint and json as text), and
-# the order of ids they rely on is checked on every major by the pg_regress suite.
-clients_version=15
+# The major of the two steps that run once. The docs: their output is 15's (the README's
+# server), pg_partman's recipe needs Debian's pg_partman (15 only), and what differs by
+# version is tested on each. The client libraries: what they use is the protocol's, the
+# SQL's and the extension's functions, none of which differs by version (RETURNING, COPY,
+# prepared statements, composite types, bigint and json as text), and the order of ids
+# they rely on is checked on every major by the pg_regress suite.
+once_version=15
 
 # The subset on 16 and 17: clippy, the cargo pgrx tests (#[pg_test]s), build and install,
 # the pg_regress suite, the security suite (stock and preloading: what a plain role may do
@@ -107,9 +109,7 @@ for v in "${versions[@]}"; do
   run_step "pg$v: unit, property and pg tests" cargo_tests "$v"
   run_step "pg$v: build and install" install_extension "$v"
   run_step "pg$v: pg_regress suite" bash tests/regress.sh "$v"
-  # The docs on 15 alone: their output is 15's (the README's server), pg_partman's recipe
-  # needs Debian's pg_partman (15 only), and what differs by version is tested above.
-  if [[ $v == 15 ]]; then
+  if [[ $v == "$once_version" ]]; then
     run_step "pg$v: docs (every SQL block run as written, the function and settings tables)" bash tests/docs.sh "$v"
   fi
   run_step "pg$v: upgrades from every frozen release, pg_regress after each" bash tests/upgrade.sh "$v"
@@ -120,7 +120,7 @@ for v in "${versions[@]}"; do
   run_step "pg$v: security, library preloaded" bash tests/security.sh "$v" preload
   run_step "pg$v: concurrency (pgbench)" bash tests/concurrency.sh "$v"
   run_step "pg$v: concurrency (pgbench), library preloaded" bash tests/concurrency.sh "$v" preload
-  if [[ $v == "$clients_version" ]]; then
+  if [[ $v == "$once_version" ]]; then
     run_step "pg$v: clients (psycopg, SQLAlchemy, Django, node-postgres, pgjdbc, pgbouncer)" bash tests/clients.sh "$v"
   fi
   if [[ $full_versions != *" $v "* ]]; then
