@@ -47,8 +47,8 @@ medians() {
   cluster_start "$name" "$version" "$port" shared_preload_libraries=snowflake_pg max_connections=400
   sql "$name" "CREATE EXTENSION snowflake_pg"
   medians "preload, slots by need, none held"
-  "$(pg_bin_of "$version")/pgbench" -n -h "$CLUSTERS_DIR/$name" -p "$port" -U postgres -c 250 -j 2 \
-    -T 600 -f <(printf 'SELECT snowflake_next();\nSELECT pg_sleep(600);\n') postgres >/dev/null 2>&1 &
+  pgbench_run "$name" --aborts -c 250 -j 2 -T 600 \
+    -f <(printf 'SELECT snowflake_next();\nSELECT pg_sleep(600);\n') >/dev/null 2>&1 &
   holders=$!
   until [[ $(sql "$name" "SELECT backends_minting FROM snowflake_status") -ge 250 ]]; do sleep 0.2; done
   medians "preload, 250 of 256 slots held by others"

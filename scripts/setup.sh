@@ -127,9 +127,10 @@ if [[ ! -f $pg17_headers/pg_config.h || ! -f $pg17_include/libpq-fe.h ]]; then
   say "PostgreSQL 17 headers from Debian 13's postgresql-server-dev-17 and libpq-dev into $pg17_include"
   trixie=$(mktemp -d)
   mkdir -p "$trixie/sources.list.d" "$trixie/lists/partial" "$trixie/cache/archives/partial" "$trixie/deb"
-  cat >"$trixie/sources.list.d/trixie.sources" <<'EOF'
+  mirror=$(debian_mirror)
+  cat >"$trixie/sources.list.d/trixie.sources" <<EOF
 Types: deb
-URIs: http://deb.debian.org/debian
+URIs: $mirror
 Suites: trixie
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg

@@ -70,5 +70,5 @@ run() { # run LABEL TRANSACTIONS_PER_CLIENT [pgbench options]
   fi
   echo "ok $mode server, $label: $clients clients, $((clients * tx)) transactions, $rows rows so far, 0 failed, 0 duplicates, $said"
 }
-run persistent 1000
-run reconnecting 300 -C
+run persistent 500
+run reconnecting 150 -C

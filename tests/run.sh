@@ -14,6 +14,8 @@ cd "$root" || exit 1
 bash scripts/setup.sh || exit 1
 # shellcheck source=scripts/lib.sh
 source scripts/lib.sh
+# shellcheck source=tests/reliability/run.sh
+source tests/reliability/run.sh
 
 versions=("$@")
 ((${#versions[@]})) || versions=("${PG_VERSIONS[@]}")
@@ -32,7 +34,7 @@ gene_scenarios=(01-churn 02-pooler 03-parallel 04-terminate 07-burst)
 # they rely on is checked on every major by the pg_regress suite.
 once_version=15
 
-# The subset on 16 and 17: clippy, the cargo pgrx tests (#[pg_test]s), build and install,
+# The subset on 16 and 17: clippy and the cargo pgrx tests (#[pg_test]s), build and install,
 # the pg_regress suite, the security suite (stock and preloading: what a plain role may do
 # changes between versions), concurrency on a stock and a preloading server, and the
 # reliability scenarios below. What differs by version in the code is the backend slot
@@ -87,51 +89,78 @@ shell_lint() { # every shell script, the sourced files followed
   shellcheck -x "${scripts[@]}"
 }
 
-clippy() { cargo clippy --quiet --workspace --no-default-features --features "pg$1 pg_test" --all-targets -- -D warnings; }
+# linted COMMAND...: COMMAND, a cargo build or test, with clippy as the compiler of this
+# workspace's crates (what `cargo clippy` does, but in the build itself, so that linting
+# compiles nothing of its own), every warning an error.
+linted() {
+  RUSTC_WORKSPACE_WRAPPER=clippy-driver CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__ \
+    timed compiling "$@"
+}
 
-cargo_tests() { # unit, property and #[pg_test] tests; initdb needs a non-root owner
-  local pgdata=$CLUSTERS_DIR/pgrx-test-$1
+# cargo_tests V: the #[pg_test]s and the crate's unit tests on PostgreSQL V, linted (the
+# build that runs them is the lint, for every major). initdb needs a non-root owner.
+# The tests build with dev-dependencies, whose features cargo unifies with the others', so
+# nothing of it serves the release build: each major compiles twice, no less.
+cargo_tests() {
+  local pgdata=$CLUSTERS_DIR/pgrx-test-$1 runas=()
   mkdir -p "$CLUSTERS_DIR" && rm -rf "$pgdata"
   if [[ $(id -u) == 0 ]]; then
     chown postgres: "$CLUSTERS_DIR"
-    cargo pgrx test "pg$1" --runas postgres --pgdata "$pgdata"
-  else
-    cargo pgrx test "pg$1"
+    runas=(--runas postgres --pgdata "$pgdata")
   fi
+  linted cargo pgrx test "pg$1" "${runas[@]}"
 }
 
+# The steps, two at a time (see queue_step in scripts/lib.sh). What compiles holds the build
+# directory ("cargo"), one build at a time, each major in turn: its #[pg_test]s (which
+# install their own build into that PostgreSQL) and then its release build and install,
+# after which that major's server steps may start beside the next major's build; 15 and
+# 18 first, which have the most server steps. The Debian package (15) swaps the installed
+# files, so it runs after every other step of its major. Steps that share a cluster name
+# and port hold it: the pg_regress suite and the upgrade test (which runs that suite), the
+# concurrency modes, a scenario's default and gene-layout runs.
+time_forget
 internal_errors_forget
-run_step "lint: cargo fmt" cargo fmt --check
-run_step "lint: shellcheck" shell_lint
-run_step "core: unit and property tests, no PostgreSQL" cargo test --quiet -p snowflake_core
-for v in "${versions[@]}"; do
-  run_step "pg$v: lint: cargo clippy" clippy "$v"
-  run_step "pg$v: unit, property and pg tests" cargo_tests "$v"
-  run_step "pg$v: build and install" install_extension "$v"
-  run_step "pg$v: pg_regress suite" bash tests/regress.sh "$v"
-  if [[ $v == "$once_version" ]]; then
-    run_step "pg$v: docs (every SQL block run as written, the function and settings tables)" bash tests/docs.sh "$v"
-  fi
-  run_step "pg$v: upgrades from every frozen release, pg_regress after each" bash tests/upgrade.sh "$v"
-  if [[ $full_versions == *" $v "* ]]; then
-    run_step "pg$v: Debian package (apt-get install, pg_regress against it)" bash tests/package.sh "$v"
-  fi
-  run_step "pg$v: security (a hostile role against every function)" bash tests/security.sh "$v"
-  run_step "pg$v: security, library preloaded" bash tests/security.sh "$v" preload
-  run_step "pg$v: concurrency (pgbench)" bash tests/concurrency.sh "$v"
-  run_step "pg$v: concurrency (pgbench), library preloaded" bash tests/concurrency.sh "$v" preload
-  if [[ $v == "$once_version" ]]; then
-    run_step "pg$v: clients (psycopg, SQLAlchemy, Django, node-postgres, pgjdbc, pgbouncer)" bash tests/clients.sh "$v"
-  fi
-  if [[ $full_versions != *" $v "* ]]; then
-    run_step "pg$v: reliability, the version-dependent scenarios" \
-      bash tests/reliability/run.sh "$v" "${subset_scenarios[@]}"
-    continue
-  fi
-  run_step "pg$v: concurrency (pgbench), gene layout" bash tests/concurrency.sh "$v" gene
-  run_step "pg$v: reliability suite" bash tests/reliability/run.sh "$v"
-  run_step "pg$v: reliability suite, gene layout" env RELIABILITY_LAYOUT="$gene_layout" BURST_IDS=500000 \
-    bash tests/reliability/run.sh "$v" "${gene_scenarios[@]}"
+queue_step "lint: cargo fmt" - - cargo fmt --check
+queue_step "lint: shellcheck" - - shell_lint
+build_order=()
+for v in "${versions[@]}"; do [[ $full_versions == *" $v "* ]] && build_order+=("$v"); done
+for v in "${versions[@]}"; do [[ $full_versions == *" $v "* ]] || build_order+=("$v"); done
+for v in "${build_order[@]}"; do
+  queue_step "pg$v: unit, property and pg tests, clippy" - cargo cargo_tests "$v"
+  queue_step "pg$v: build and install" "pg$v: unit, property and pg tests, clippy" cargo install_extension "$v"
 done
+queue_step "core: unit and property tests, clippy, no PostgreSQL" - cargo linted cargo test --quiet -p snowflake_core --all-targets
+for v in "${build_order[@]}"; do
+  installed="pg$v: build and install" server_steps=()
+  server_step() { # NAME HOLDS COMMAND...: a step of major v against its installed build
+    queue_step "pg$v: $1" "$installed" "$2" "${@:3}"
+    server_steps+=("pg$v: $1")
+  }
+  if [[ $full_versions == *" $v "* ]]; then
+    reliability_queue "$v" server_step
+    RELIABILITY_LAYOUT=$gene_layout BURST_IDS=500000 reliability_queue "$v" server_step "${gene_scenarios[@]}"
+  else
+    reliability_queue "$v" server_step "${subset_scenarios[@]}"
+  fi
+  server_step "pg_regress suite" "regress$v" bash tests/regress.sh "$v"
+  server_step "upgrades from every frozen release, pg_regress after each" "regress$v" bash tests/upgrade.sh "$v"
+  if [[ $v == "$once_version" ]]; then
+    server_step "docs (every SQL block run as written, the function and settings tables)" - bash tests/docs.sh "$v"
+    server_step "clients (psycopg, SQLAlchemy, Django, node-postgres, pgjdbc, pgbouncer)" - bash tests/clients.sh "$v"
+  fi
+  server_step "security (a hostile role against every function)" - bash tests/security.sh "$v"
+  server_step "security, library preloaded" - bash tests/security.sh "$v" preload
+  server_step "concurrency (pgbench)" "concurrency$v" bash tests/concurrency.sh "$v"
+  server_step "concurrency (pgbench), library preloaded" "concurrency$v" bash tests/concurrency.sh "$v" preload
+  if [[ $full_versions == *" $v "* ]]; then
+    server_step "concurrency (pgbench), gene layout" "concurrency$v" bash tests/concurrency.sh "$v" gene
+    queue_step "pg$v: Debian package (apt-get install, pg_regress against it)" \
+      "$(IFS='|'; echo "${server_steps[*]}")" cargo bash tests/package.sh "$v"
+  fi
+done
+run_queued_steps
 run_step "no internal error (XX000) in any server log" internal_errors_none
+echo "== where the time went (seconds, steps side by side each counting their own)"
+time_report
 steps_report "tests, PostgreSQL ${versions[*]}"

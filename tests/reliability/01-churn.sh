@@ -4,7 +4,7 @@
 set -euo pipefail
 # shellcheck source=tests/reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-name=churn$version port=$((port_base + 1)) clients=32 seconds=${CHURN_SECONDS:-30}
+name=churn$version port=$((port_base + 1)) clients=32 seconds=${CHURN_SECONDS:-15}
 
 start "$name" "$port"
 sql "$name" "CREATE EXTENSION snowflake_pg; $minted_table"

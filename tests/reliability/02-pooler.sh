@@ -5,7 +5,7 @@
 set -euo pipefail
 # shellcheck source=tests/reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-name=pooler$version port=$((port_base + 2)) clients=8 seconds=${POOLER_SECONDS:-15}
+name=pooler$version port=$((port_base + 2)) clients=8 seconds=${POOLER_SECONDS:-6}
 
 start "$name" "$port"
 sql "$name" "CREATE EXTENSION snowflake_pg; $minted_table;

@@ -5,7 +5,7 @@
 set -euo pipefail
 # shellcheck source=tests/reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-name=terminate$version port=$((port_base + 4)) clients=16 seconds=${TERMINATE_SECONDS:-20}
+name=terminate$version port=$((port_base + 4)) clients=16 seconds=${TERMINATE_SECONDS:-10}
 
 start "$name" "$port"
 sql "$name" "CREATE EXTENSION snowflake_pg; $minted_table"

@@ -133,8 +133,8 @@ start "$name" "$port" shared_preload_libraries=snowflake_pg snowflake.node_bits=
   fail "a 32-slot layout did not mint on a server of 100 connections"
 script=$CLUSTERS_DIR/$name/hold.sql
 printf 'SELECT snowflake_next();\nSELECT pg_sleep(2);\n' >"$script"
-"$(pg_bin_of "$version")/pgbench" -n -h "$CLUSTERS_DIR/$name" -p "$port" -U postgres -c 40 -j 2 \
-  -t 1 -f "$script" postgres >"$CLUSTERS_DIR/$name/pgbench.log" 2>&1 || true
+PGBENCH_LOG=$CLUSTERS_DIR/$name/pgbench.log pgbench_run "$name" --aborts -c 40 -j 2 -t 1 -f "$script" >/dev/null ||
+  fail "pgbench failed otherwise than by clients refused a slot"
 refused=$(grep -c 'no minting slot is free: all 32 slots of the 5 slot bits of snowflake.layout are held' \
   "$CLUSTERS_DIR/$name/pgbench.log" || true)
 ((refused == 8)) || fail "40 backends on 32 slots: $refused refused, not 8: $(grep -m2 ERROR "$CLUSTERS_DIR/$name/pgbench.log")"

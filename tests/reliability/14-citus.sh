@@ -21,11 +21,11 @@ if [[ ! -f $(citus_lib) ]]; then
   exit 0
 fi
 port=$((port_base + 23)) clients=3 transactions=60
-coordinator=citus-coordinator workers=(citus-worker1 citus-worker2)
+coordinator=citus$version-coordinator workers=("citus$version-worker1" "citus$version-worker2")
 nodes=("$coordinator" "${workers[@]}")
 wait_all() { local status=0 pid; for pid in $(jobs -p); do wait "$pid" || status=1; done; return $status; }
 
-citus_cluster citus "$port" "${#workers[@]}" snowflake.node_source=citus
+citus_cluster "citus$version" "$port" "${#workers[@]}" snowflake.node_source=citus
 # Created on the coordinator, the extension reaches every worker; then the claims table
 # is made a reference table, with a placement on every node.
 sql "$coordinator" "CREATE EXTENSION snowflake_pg" \
@@ -236,7 +236,7 @@ figure "$ranges time ranges by snowflake_floor (both tables, through the coordin
 # (node_source = setting, node_id = 0). The extension is created on it first, so that the
 # reference table's metadata finds it there. Its first mint is refused, through an INSERT
 # and alone.
-taken=citus-worker3 taken_port=$((port + 3))
+taken=citus$version-worker3 taken_port=$((port + 3))
 citus_node "$taken" "$taken_port" snowflake.node_source=setting snowflake.node_id=0
 sql "$taken" "CREATE EXTENSION snowflake_pg"
 citus_add_worker "$coordinator" "$taken"
@@ -271,7 +271,7 @@ figure "a claim rolled back on a worker without a placement of snowflake_nodes: 
 # refused until it has joined. A session refused before the join settles its node id
 # again after it: here as group 4, which does not fit the 2 node bits, so refused again,
 # for that reason; never minting as node 0.
-late=citus-worker4 late_port=$((port + 4))
+late=citus$version-worker4 late_port=$((port + 4))
 citus_node "$late" "$late_port" snowflake.node_source=citus
 sql "$late" "CREATE EXTENSION snowflake_pg"
 out=$(cluster_psql "$late" -qAt -v ON_ERROR_STOP=0 2>&1 <<SQL

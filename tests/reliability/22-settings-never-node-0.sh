@@ -10,7 +10,7 @@
 set -euo pipefail
 # shellcheck source=tests/reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-port=$((port_base + 24))
+port=$((port_base + 50))
 
 unreadable() { echo "22023: snowflake.node_id = \"$1\" is not a node id.*DETAIL:  It is not an integer"; }
 out_of_range='22023: snowflake.node_id = -?[0-9]+ does not fit in snowflake.node_bits = 2'

@@ -9,7 +9,7 @@ set -euo pipefail
 # shellcheck source=tests/reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 name=stalled-renewal-$version
-port=$((port_base + 25)) psql_bin=$(pg_bin_of "$version")/psql
+port=$((port_base + 51)) psql_bin=$(pg_bin_of "$version")/psql
 start "$name" "$port" shared_preload_libraries=snowflake_pg
 sql "$name" "CREATE EXTENSION snowflake_pg" -c "CREATE TABLE minted (id bigint PRIMARY KEY)"
 sql "$name" "INSERT INTO minted SELECT snowflake_next() FROM generate_series(1, 1000)"

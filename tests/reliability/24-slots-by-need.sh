@@ -14,7 +14,7 @@ set -euo pipefail
 # shellcheck source=tests/reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 name=slots$version
-start "$name" $((port_base + 26)) shared_preload_libraries=snowflake_pg max_connections=400
+start "$name" $((port_base + 52)) shared_preload_libraries=snowflake_pg max_connections=400
 sql "$name" "CREATE EXTENSION snowflake_pg; $minted_table"
 script=$CLUSTERS_DIR/$name/insert.sql
 echo "INSERT INTO minted DEFAULT VALUES;" >"$script"
@@ -33,8 +33,8 @@ figure "max_connections = 400, default layout: 200 clients at once, $transaction
 # refused and abort, the others hold their slots to the end.
 sql "$name" "TRUNCATE minted"
 log=$CLUSTERS_DIR/$name/pgbench-300.log
-"$(pg_bin_of "$version")/pgbench" -n -h "$CLUSTERS_DIR/$name" -p "$(cluster_port "$name")" \
-  -U postgres -c 300 -j 2 -T 5 -f "$script" postgres >"$log" 2>&1 || true
+PGBENCH_LOG=$log pgbench_run "$name" --aborts -c 300 -j 2 -T 5 -f "$script" >/dev/null ||
+  fail "pgbench failed otherwise than by clients refused a slot"
 aborted=$(grep -c 'aborted in command' "$log" || true)
 refused=$(grep -c 'no minting slot is free: all 256 slots that snowflake.node_bits = 2 leaves room for are held' "$log" || true)
 ((aborted == 44)) || fail "300 clients: $aborted aborted, not 44: $(grep -m3 aborted "$log")"
@@ -65,7 +65,7 @@ cluster_stop "$name"
 
 # One slot: 'time:41, node:14, sequence:8' has no slot bits.
 one=oneslot$version
-start "$one" $((port_base + 27)) shared_preload_libraries=snowflake_pg restart_after_crash=on \
+start "$one" $((port_base + 53)) shared_preload_libraries=snowflake_pg restart_after_crash=on \
   "snowflake.layout='time:41, node:14, sequence:8'"
 sql "$one" "CREATE EXTENSION snowflake_pg; CREATE TABLE ids (id bigint PRIMARY KEY, who text)"
 holder_pid=$CLUSTERS_DIR/$one/holder.pid

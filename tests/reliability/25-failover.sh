@@ -19,7 +19,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # common checkpoint, for pg_rewind; autovacuum off so that its workers take no backend slot
 # between the scenario's own sessions.
 member_conf=(shared_preload_libraries=snowflake_pg wal_log_hints=on wal_keep_size=1GB autovacuum=off)
-port=$((port_base + 28))
+port=$((port_base + 60))
 next_port() { port=$((port + 1)); }
 
 # primary NAME [setting=value ...]: a fresh primary on the next port, with the table. Its
@@ -140,8 +140,8 @@ replayed_to() { [[ $(sql "$1" "SELECT pg_last_wal_replay_lsn() >= '$2'") == t ]]
 
 # failover LABEL OFFSET KINDS [sync]: a primary handing out ids of KINDS (a comma list of
 # insert, select and burst: the burst last, right before the failure) and an asynchronous
-# (or synchronous) standby OFFSET seconds behind; kill -9 of the primary after 3 s,
-# promotion, minting above.
+# (or synchronous) standby OFFSET seconds behind; kill -9 of the primary after 1.5 s (a
+# renewal of its 1 s reservation past), promotion, minting above.
 failover() {
   local label=$1 offset=$2 kinds=$3 mode=${4:-async}
   local old=fo$version-$label new=fo$version-$label-standby kind old_max
@@ -152,7 +152,7 @@ failover() {
     eventually "the standby of $label did not become synchronous" synchronous "$old"
   fi
   for kind in ${kinds//,/ }; do [[ $kind == burst ]] || hand_out "$old" "$kind"; done
-  sleep 3
+  sleep 1.5
   local handed=${kinds//,/, }
   if [[ $kinds == *burst* ]]; then
     burst "$old"
@@ -182,7 +182,7 @@ step "$new" -10
 faked "$new" cluster_standby "$old" "$new" "$port"
 next_port
 hand_out "$old" insert
-sleep 3
+sleep 1.5
 crash "$old"
 promote "$new"
 out=$(sql "$new" "SELECT snowflake_next()" -v VERBOSITY=verbose 2>&1) &&
@@ -202,7 +202,7 @@ primary "$old"
 standby "$new" "$old" -0.5
 restart_port=$((port - 1))
 hand_out "$old" insert
-sleep 3
+sleep 1.5
 burst "$old"
 crash "$old"
 cluster_stop "$new"
@@ -220,7 +220,7 @@ standby "$middle" "$old" +0
 standby "$new" "$middle" -1.5
 hand_out "$old" insert
 hand_out "$old" select
-sleep 3
+sleep 1.5
 crash "$old"
 promote "$new"
 mint_after_promotion "$new"

@@ -7,8 +7,9 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 version=${1:?usage: $0 15|16|17|18}
 scenario=$(basename "$0" .sh)
-# 50 ports per PostgreSQL version from its base in scripts/lib.sh (5600 for 15, 5800 for 16,
-# 5850 for 17, 5650 for 18); a scenario adds its own offset, from 0 to 49.
+# 100 ports per PostgreSQL version from its base in scripts/lib.sh (6200 for 15, 6300 for 16,
+# 6400 for 17, 6500 for 18); a scenario adds offsets of its own, from 0 to 99, that no other
+# scenario takes: two scenarios may run at once.
 port_base=$(pg_port_base "$version") || exit 2
 # The figures of every scenario of a run, for docs/reliability.md.
 report=${RELIABILITY_REPORT:-$SNOWFLAKE_PG_ROOT/target/reliability-pg$version.txt}
