@@ -7,7 +7,8 @@
 # the client libraries of tests/clients.sh (a Python virtual environment with psycopg,
 # SQLAlchemy and Django, node-postgres in an npm directory, Debian's pgbouncer and pgjdbc,
 # and a JDK where the machine has no javac) and, where ../shared/citus sits beside the
-# clone, Citus 13.2.2 built into PostgreSQL 15, 16 and 17 (the Citus scenario). Safe to
+# clone, Citus 13.2.2 built into PostgreSQL 15, 16 and 17 (the Citus scenario), and where
+# ../shared/pg_tle does, pg_tle 1.5.2 built into each major (the SQL edition's test). Safe to
 # run again, and quick then. It starts no server, and stops none but the ones Debian's
 # postgresql-15 and pgbouncer start when this run installs them.
 set -euo pipefail
@@ -32,6 +33,8 @@ if [[ -d $citus_src ]]; then
   packages+=(liblz4-dev libzstd-dev libcurl4-openssl-dev libkrb5-dev libselinux1-dev
              libxslt1-dev libpam0g-dev libssl-dev libreadline-dev)
 fi
+# pg_tle, for the SQL edition's test, likewise sits in ../shared/pg_tle; flex builds it.
+[[ -d $SNOWFLAKE_PG_ROOT/../shared/pg_tle ]] && packages+=(flex)
 missing=() fresh_pg15=false fresh_pgbouncer=false
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -250,6 +253,10 @@ else
     fi
   done
 fi
+
+# pg_tle 1.5.2 into each major, for tests/sql_edition.sh (the SQL edition installed as RDS,
+# Aurora and Supabase install it); a major where it cannot be built says SKIP there.
+bash "$here/setup-pg_tle.sh"
 
 ready=""
 for v in "${PG_VERSIONS[@]}"; do ready+="$("$(pg_config_of "$v")" --version), "; done

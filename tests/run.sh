@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up the machine, then runs the tests of snowflake_pg against every supported
 # PostgreSQL: lint, unit and property tests with #[pg_test]s (cargo pgrx test), the
-# pg_regress suite, the Debian package, the security suite, the concurrency test and the
-# reliability suite, all of them on 15 and 18 (the first and the last major) and on 16
+# pg_regress suite, the Debian package, the SQL edition, the security suite, the concurrency
+# test and the reliability suite, all of them on 15 and 18 (the first and the last major) and on 16
 # and 17 the subset below, which takes every path that depends on the version; the docs
 # run as written and the client libraries, on 15 alone (see below); then no server log of
 # the run may show an internal error (XX000). Each piece also runs alone against an
@@ -35,9 +35,10 @@ gene_scenarios=(01-churn 02-pooler 03-parallel 04-terminate 07-burst)
 once_version=15
 
 # The subset on 16 and 17: clippy and the cargo pgrx tests (#[pg_test]s), build and install,
-# the pg_regress suite, the security suite (stock and preloading: what a plain role may do
-# changes between versions), concurrency on a stock and a preloading server, and the
-# reliability scenarios below. What differs by version in the code is the backend slot
+# the pg_regress suite, the SQL edition (what it rests on, advisory locks, sequences and
+# their WAL, pg_tle, is the server's own on each version), the security suite (stock and
+# preloading: what a plain role may do changes between versions), concurrency on a stock
+# and a preloading server, and the reliability scenarios below. What differs by version in the code is the backend slot
 # (MyBackendId - 1 up to 16, MyProcNumber from 17; src/backend.rs), and around it what the
 # server does with slots: how many there are (MaxBackends), which one a new session gets
 # (the lowest free up to 16, in turn from 17), what parallel workers and crash restarts do
@@ -149,6 +150,8 @@ for v in "${build_order[@]}"; do
     server_step "docs (every SQL block run as written, the function and settings tables)" - bash tests/docs.sh "$v"
     server_step "clients (psycopg, SQLAlchemy, Django, node-postgres, pgjdbc, pgbouncer)" - bash tests/clients.sh "$v"
   fi
+  server_step "SQL edition (psql -f and pg_tle installs, the native's ids and errors, its promises)" - \
+    bash tests/sql_edition.sh "$v"
   server_step "security (a hostile role against every function)" - bash tests/security.sh "$v"
   server_step "security, library preloaded" - bash tests/security.sh "$v" preload
   server_step "concurrency (pgbench)" "concurrency$v" bash tests/concurrency.sh "$v"

@@ -1,0 +1,125 @@
+-- The edition's settings: node id, layout, epoch and lead bound, in a table that the
+-- installing role owns and alone writes (through snowflake_configure), and that every role
+-- may read. The native extension keeps them in GUCs that only a superuser or the
+-- configuration file may set; a managed service lets nobody be superuser, and a custom GUC
+-- can be SET by any role, so a table is the one place a plain role cannot change.
+--
+-- Two kinds of row, at most one of each: the defaults the install script writes
+-- (configured = false) and the row snowflake_configure writes (configured = true), which
+-- wins. Only the configured row is dumped (pg_extension_config_dump), so a restore, whose
+-- CREATE EXTENSION writes the defaults again, adds the configured row beside them rather
+-- than colliding with them.
+CREATE TABLE IF NOT EXISTS @extschema@.snowflake_settings (
+    configured boolean NOT NULL UNIQUE,
+    node_id integer NOT NULL,
+    layout text NOT NULL,
+    epoch timestamptz NOT NULL,
+    max_lead_ms integer NOT NULL CHECK (max_lead_ms BETWEEN 0 AND 60000),
+    -- Derived from the layout and the epoch by snowflake_configure; read by every call.
+    epoch_ms bigint NOT NULL,
+    unit_ms integer NOT NULL,
+    total_bits integer NOT NULL,
+    time_bits integer NOT NULL, time_shift integer NOT NULL,
+    node_bits integer NOT NULL, node_shift integer NOT NULL,
+    slot_bits integer NOT NULL, slot_shift integer NOT NULL,
+    sequence_bits integer NOT NULL, sequence_shift integer NOT NULL,
+    gene_bits integer NOT NULL
+);
+GRANT SELECT ON @extschema@.snowflake_settings TO PUBLIC;
+DO $dump$
+BEGIN
+  -- Marks the table for pg_dump when this runs as an extension script (CREATE EXTENSION,
+  -- through pg_tle or not); a psql -f install is dumped with the database anyway.
+  IF EXISTS (SELECT FROM pg_catalog.pg_depend
+              WHERE classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+                AND objid = '@extschema@.snowflake_settings'::pg_catalog.regclass
+                AND deptype = 'e') THEN
+    PERFORM pg_catalog.pg_extension_config_dump('@extschema@.snowflake_settings', 'WHERE configured');
+  END IF;
+END
+$dump$;
+
+-- snowflake_sql_settings(): the settings in force, the configured row if any.
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_settings()
+RETURNS @extschema@.snowflake_settings
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp AS $$
+  SELECT s FROM @extschema@.snowflake_settings s ORDER BY s.configured DESC LIMIT 1
+$$;
+
+-- snowflake_sql_settings_row(configured, node_id, layout, epoch, max_lead_ms): a settings
+-- row with its derived fields, each value checked as the native checks its settings.
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_settings_row(configured boolean,
+    node_id integer, layout text, epoch text, max_lead_ms integer)
+RETURNS @extschema@.snowflake_settings
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  l @extschema@.snowflake_sql_layout := @extschema@.snowflake_sql_read_layout(layout);
+  r @extschema@.snowflake_settings;
+  epoch_ms numeric;
+BEGIN
+  IF l.epoch IS NOT NULL THEN
+    RAISE EXCEPTION 'the layout of the settings cannot carry an epoch: "%"', layout
+      USING ERRCODE = 'invalid_parameter_value',
+            HINT = 'Give the epoch on its own: snowflake_configure(epoch => ''...'').';
+  END IF;
+  IF epoch ~ '^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([ Tt][0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)?)?$' THEN
+    BEGIN
+      epoch_ms := CASE WHEN epoch ~ '([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)$' AND epoch ~ ':'
+                       THEN @extschema@.snowflake_sql_ms_of(upper(epoch)::timestamptz)
+                       ELSE @extschema@.snowflake_sql_ms_of(upper(epoch)::timestamp AT TIME ZONE 'UTC') END;
+    EXCEPTION WHEN data_exception THEN
+      epoch_ms := NULL;
+    END;
+  END IF;
+  IF epoch_ms IS NULL OR epoch_ms < 0 THEN
+    RAISE EXCEPTION 'invalid value for snowflake.epoch: "%"', epoch
+      USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = 'Write a time from 1970 on as an ISO 8601 date or time, such as ''2020-01-01'' or ''2020-01-01 00:00:00+00''.';
+  END IF;
+  IF epoch_ms > @extschema@.snowflake_sql_ms_of(clock_timestamp()) THEN
+    RAISE EXCEPTION 'snowflake.epoch "%" is in the future', epoch
+      USING ERRCODE = 'invalid_parameter_value', HINT = 'snowflake.epoch must be a time in the past.';
+  END IF;
+  IF node_id IS NULL OR node_id < 0 OR node_id > (1::bigint << l.node_bits) - 1 THEN
+    RAISE EXCEPTION 'node id % does not fit in the % node bits of the layout', node_id, l.node_bits
+      USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = format('With %s node bits, node ids go from 0 to %s.', l.node_bits,
+                            (1::bigint << l.node_bits) - 1),
+            HINT = 'Give another node id, or a layout with more node bits, to snowflake_configure.';
+  END IF;
+  -- One sequence per slot: the edition makes 1024 (the most the default 10 worker bits number).
+  IF l.slot_bits > 10 THEN
+    RAISE EXCEPTION 'the layout ''%'' numbers % slots; the SQL edition numbers at most 1024', l.spec,
+        1::bigint << l.slot_bits
+      USING ERRCODE = 'configuration_limit_exceeded',
+            HINT = 'Give the layout at most 10 slot bits.';
+  END IF;
+  IF max_lead_ms IS NULL OR max_lead_ms NOT BETWEEN 0 AND 60000 THEN
+    RAISE EXCEPTION 'max_lead_ms = % is out of range', max_lead_ms
+      USING ERRCODE = 'invalid_parameter_value', DETAIL = 'It goes from 0 to 60000 ms.';
+  END IF;
+  r.configured := configured;
+  r.node_id := node_id;
+  r.layout := l.spec;
+  r.epoch := timestamptz '1970-01-01 00:00:00+00' + epoch_ms * interval '1 millisecond';
+  r.max_lead_ms := max_lead_ms;
+  r.epoch_ms := epoch_ms;
+  r.unit_ms := l.unit_ms;
+  r.total_bits := l.total_bits;
+  r.time_bits := l.time_bits; r.time_shift := l.time_shift;
+  r.node_bits := l.node_bits; r.node_shift := l.node_shift;
+  r.slot_bits := l.slot_bits; r.slot_shift := l.slot_shift;
+  r.sequence_bits := l.sequence_bits; r.sequence_shift := l.sequence_shift;
+  r.gene_bits := l.gene_bits;
+  RETURN r;
+END
+$$;
+REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_settings_row(boolean, integer, text, text, integer) FROM PUBLIC;
+
+-- The defaults: those of a stock native server (node 0, the default layout, epoch
+-- 2020-01-01, a lead bound of 1 s).
+INSERT INTO @extschema@.snowflake_settings
+SELECT (@extschema@.snowflake_sql_settings_row(false, 0, 'default', '2020-01-01', 1000)).*
+ON CONFLICT DO NOTHING;

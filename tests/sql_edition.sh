@@ -1,0 +1,696 @@
+#!/usr/bin/env bash
+# The SQL edition (snowflake_sql, sql_edition/), tested against real servers of one
+# PostgreSQL major: bash tests/sql_edition.sh 15|16|17|18. It builds the edition's release
+# files, installs them the ways managed services allow (psql -f into a schema, and pg_tle's
+# CREATE EXTENSION) as a role like RDS's master user (CREATEROLE, CREATEDB, pgtle_admin, not
+# superuser), mints as a plain role, and checks each promise of docs/managed.md: the same
+# ids, parts and errors as the native extension on the same server (when it is installed),
+# uniqueness and order under 200 concurrent sessions that reconnect, ROLLBACK, a spent tick,
+# a clock stepped back, poolers, read-only transactions, a hot standby, a failover to a
+# standby whose clock is behind, settings a plain role cannot change, node-id claims, an
+# upgrade, and moving a database to the native extension and back. Each check prints an
+# `ok` line; the first failure prints a FAIL line and exits non-zero. pg_tle parts say SKIP
+# where scripts/setup-pg_tle.sh could not install it; native comparisons say SKIP where the
+# native extension is not installed (scripts/lib.sh's install_extension V installs it).
+# Ports 6000+(V-15)*20 to 6019+(V-15)*20, clusters named sqled*.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=scripts/lib.sh
+source "$here/../scripts/lib.sh"
+version=${1:?usage: $0 15|16|17|18}
+pg_major "$version" >/dev/null || exit 2
+base=$((6000 + (version - 15) * 20))
+bin=$(pg_bin_of "$version")
+pg_config=$(pg_config_of "$version")
+start_time=$SECONDS
+out=$CLUSTERS_DIR/sqled$version-release
+main=sqled$version-main         # port base: pg_tle preloaded, every single-server check
+clock=sqled$version-clock       # base+1: a clock libfaketime moves; the failover primary
+standby=sqled$version-standby   # base+2: its standby, 1 s behind, promoted
+behind=sqled$version-behind     # base+3: another standby, 10 s behind, promoted
+bouncer=sqled$version-bouncer   # base+4: pgbouncer in front of main
+# libfaketime's library, wherever Debian's package put it (scripts/setup.sh installs it).
+faketime_lib=$(dpkg -L libfaketime 2>/dev/null | grep -m1 '/libfaketime\.so\.1$') || true
+
+# The clusters of an earlier run go first, logs included: lib.sh's cluster_fresh would
+# otherwise read their logs into the internal-error record of a tests/run.sh run. Moved
+# aside at once and deleted in the background: deleting takes seconds on a busy disk.
+for name in "$main" "$clock" "$standby" "$behind"; do
+  cluster_stop "$name" 2>/dev/null || true
+  if [[ -d $CLUSTERS_DIR/$name ]]; then
+    mv "$CLUSTERS_DIR/$name" "$CLUSTERS_DIR/$name.old.$$" && (rm -rf "${CLUSTERS_DIR:?}/$name.old.$$" &)
+  fi
+done
+servers=()
+cleanup() {
+  local name
+  pgbouncer_stop "$bouncer" 2>/dev/null || true
+  for name in "${servers[@]}"; do cluster_stop "$name" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL sql_edition pg$version: $*" >&2; exit 1; }
+# ok TEXT: a check passed; with the seconds since the start.
+ok() { echo "ok $* [$((SECONDS - start_time)) s]"; }
+skip() { echo "SKIP $*"; }
+
+# q NAME DB ROLE QUERY: QUERY in one session of database DB of cluster NAME as ROLE.
+q() { sql "$1" "$4" -d "$2" -U "$3"; }
+
+# bench NAME DB ROLE [pgbench args...]: pgbench_run of scripts/lib.sh, on database DB as
+# ROLE (pgbench_run targets database postgres as postgres). Prints "TPS TRANSACTIONS FAILED".
+bench() {
+  local name=$1 db=$2 role=$3 log; shift 3
+  log=$(mktemp "$CLUSTERS_DIR/$name/pgbench.XXXXXX.log")
+  "$bin/pgbench" -n -h "$CLUSTERS_DIR/$name" -p "$(cluster_port "$name")" -U "$role" "$@" "$db" >"$log" 2>&1 ||
+    { cat "$log" >&2; return 1; }
+  awk '/^tps = / { tps = $3 }
+    /^number of transactions actually processed: / { split($6, n, "/"); tx = n[1] }
+    /^number of failed transactions: / { failed = $5 }
+    END { print tps, tx, failed + 0 }' "$log"
+}
+
+# expect_error NAME DB ROLE SQLSTATE PATTERN QUERY: QUERY fails with SQLSTATE and a
+# message matching PATTERN (an extended regular expression over the verbose report).
+expect_error() {
+  local out
+  out=$(sql "$1" "$6" -d "$2" -U "$3" -v VERBOSITY=verbose 2>&1) && fail "no error for: $6"
+  grep -qE -- "ERROR:  $4: " <<<"$out" || fail "for $6, expected SQLSTATE $4, got: $out"
+  grep -qE -- "$5" <<<"${out//$'\n'/ }" || fail "for $6, expected /$5/, got: $out"
+}
+
+# --- Release files and servers ----------------------------------------------------------
+
+"$SNOWFLAKE_PG_ROOT/sql_edition/build.sh" "$out" >/dev/null
+release=$(sed -n "s/^default_version = '\(.*\)'$/\1/p" "$SNOWFLAKE_PG_ROOT/sql_edition/snowflake_sql.control")
+# The next release, built from the same source under another version: the upgrade path.
+next=$release.1
+"$SNOWFLAKE_PG_ROOT/sql_edition/build.sh" "$out" --version "$next" --from "$release" >/dev/null
+psql_script=$out/snowflake_sql--$release.sql
+ok "built $(basename "$psql_script"), snowflake_sql--$release--pg_tle.sql and $next with an update path"
+
+# pg_tle counts when scripts/setup-pg_tle.sh installed it and the server can load it: every
+# symbol the library needs from the server is one this major's postgres exports.
+have_tle=false
+tle_lib=$("$pg_config" --pkglibdir)/pg_tle.so
+if [[ -f $tle_lib ]] && [[ -z $(comm -23 <(nm -D --undefined-only "$tle_lib" | awk '$1 == "U" && $2 !~ /@/ { print $2 }' | sort -u) \
+    <(nm -D --defined-only "$bin/postgres" | awk '{ print $3 }' | sort -u)) ]]; then
+  have_tle=true
+fi
+have_native=false
+[[ -f $("$pg_config" --pkglibdir)/snowflake_pg.so && -f $("$pg_config" --sharedir)/extension/snowflake_pg.control ]] &&
+  have_native=true
+
+preload=()
+$have_tle && preload=(shared_preload_libraries=pg_tle)
+servers+=("$main")
+# 215 connections: the native extension without preload numbers every backend slot of
+# the server in its 256 slots (docs: up to 234 connections on 15 to 17, 220 on 18).
+# fsync off: throwaway servers, and the disk is shared with other test runs.
+cluster_start "$main" "$version" "$base" max_connections=215 autovacuum=off fsync=off "${preload[@]}" >/dev/null
+
+# The roles of a managed service: the master user (CREATEROLE, CREATEDB, not superuser,
+# with pgtle_admin where pg_tle is) and an application role with no privilege of its own.
+sql "$main" "CREATE ROLE master LOGIN CREATEROLE CREATEDB" -c "CREATE ROLE app LOGIN"
+# db NAME: a database of main owned by the master user, as a managed service's are.
+db() { sql "$main" "CREATE DATABASE $1 OWNER master"; }
+# install_psql NAME DB [SCHEMA]: the psql -f install by the master user.
+install_psql() {
+  cluster_psql "$1" -q -d "$2" -U master -v schema="${3:-snowflake}" -f "${4:-$psql_script}" >/dev/null 2>&1 ||
+    fail "psql -f install into $2: $(cluster_psql "$1" -q -d "$2" -U master -v schema="${3:-snowflake}" -f "${4:-$psql_script}" 2>&1 | grep -m3 -E 'ERROR|WARNING')"
+}
+
+# --- Install by a non-superuser with psql -f; a plain role mints -------------------------
+
+db conform
+install_psql "$main" conform sqled
+[[ $(q "$main" conform postgres "SELECT rolsuper FROM pg_roles r JOIN pg_namespace n ON n.nspowner = r.oid WHERE nspname = 'sqled'") == f ]] ||
+  fail "the schema is not the master user's"
+[[ $(q "$main" conform app "SELECT sqled.snowflake_next() > 0, sqled.snowflake_sql_version()") == "t|$release" ]] ||
+  fail "a plain role cannot mint after a psql -f install"
+ok "psql -f install into schema sqled by a non-superuser; a plain role mints"
+
+# --- The same ids, parts and errors as the native extension ------------------------------
+
+if $have_native; then
+  sql "$main" "CREATE EXTENSION snowflake_pg" -d conform
+  # Labels: the same volatility, strictness and parallel safety, but for snowflake_next,
+  # parallel unsafe in the SQL edition (nextval is).
+  differ=$(q "$main" conform postgres "
+    SELECT string_agg(format('%s(%s): %s/%s/%s vs %s/%s/%s', n.proname, pg_get_function_identity_arguments(n.oid),
+                             n.provolatile, n.proisstrict, n.proparallel, s.provolatile, s.proisstrict, s.proparallel), '; ')
+      FROM pg_proc n JOIN pg_proc s ON s.proname = n.proname
+       AND pg_get_function_identity_arguments(s.oid) = pg_get_function_identity_arguments(n.oid)
+     WHERE n.pronamespace = 'public'::regnamespace AND s.pronamespace = 'sqled'::regnamespace
+       AND (n.provolatile, n.proisstrict, n.proparallel) <> (s.provolatile, s.proisstrict, s.proparallel)
+       AND n.proname <> 'snowflake_next'")
+  [[ -z $differ ]] || fail "labels differ from the native's: $differ"
+  missing=$(q "$main" conform postgres "
+    SELECT string_agg(n.proname || '(' || pg_get_function_identity_arguments(n.oid) || ')', ', ')
+      FROM pg_proc n WHERE n.pronamespace = 'public'::regnamespace AND n.proname LIKE 'snowflake%'
+       AND n.proname NOT IN ('snowflake_claim_node', 'snowflake_server_status')
+       AND NOT EXISTS (SELECT FROM pg_proc s WHERE s.pronamespace = 'sqled'::regnamespace AND s.proname = n.proname
+                         AND pg_get_function_identity_arguments(s.oid) = pg_get_function_identity_arguments(n.oid)
+                         AND replace(pg_get_function_result(s.oid), 'sqled.', '') = pg_get_function_result(n.oid))")
+  [[ -z $missing ]] || fail "native functions the SQL edition lacks or types otherwise: $missing"
+  ok "every native function has its SQL edition twin, with the same labels (snowflake_next: parallel unsafe)"
+
+  # Values: 100,000 random inputs per function, the edges included, compared whole.
+  cluster_psql "$main" -qAt -d conform >/dev/null <<'SQL' || fail "building the inputs"
+CREATE TABLE times AS
+  SELECT timestamptz '2020-01-01 00:00:00+00' + random() * (timestamptz '2089-09-06 15:47:35.551+00' - timestamptz '2020-01-01 00:00:00+00') AS ts,
+         (random() * 4194303)::bigint AS uid
+    FROM generate_series(1, 100000);
+INSERT INTO times VALUES ('2020-01-01 00:00:00+00', 0), ('2020-01-01 00:00:00.000999+00', 4194303),
+  ('2089-09-06 15:47:35.551+00', 4194303), ('2089-09-06 15:47:35.551999+00', 0), ('2024-02-29 23:59:59.999999+00', 1);
+CREATE TABLE ids AS
+  SELECT ((random() * 2147483647)::bigint << 32 | (random() * 4294967295)::bigint) AS id FROM generate_series(1, 100000);
+INSERT INTO ids VALUES (0), (1), (9223372036854775807), (4194303), (4194304), (9223372036850581504);
+SQL
+  # encode and decode: 50,000 ids in each text form; bounds (floor twice) on 20,000 times.
+  for check in \
+    "floor|public.snowflake_floor(ts)|sqled.snowflake_floor(ts)|times" \
+    "at|public.snowflake_at(ts, uid)|sqled.snowflake_at(ts, uid)|times" \
+    "bounds|public.snowflake_bounds(ts, ts + interval '1 hour')|sqled.snowflake_bounds(ts, ts + interval '1 hour')|(SELECT * FROM times WHERE ts < '2089-09-06 14:00+00' LIMIT 20000) t" \
+    "parse|public.snowflake_parse(id)::text|sqled.snowflake_parse(id)::text|ids" \
+    "compose|public.snowflake_compose(ts, (uid % 4)::int, (uid % 256)::int, (uid % 4096)::int)|sqled.snowflake_compose(ts, (uid % 4)::int, (uid % 256)::int, (uid % 4096)::int)|times" \
+    "encode|public.snowflake_encode(id, f)|sqled.snowflake_encode(id, f)|(SELECT id, CASE WHEN id % 2 = 0 THEN 'base32' ELSE 'base62' END AS f FROM ids) t" \
+    "decode|public.snowflake_decode(CASE f WHEN 'base32' THEN lower(e) ELSE e END, f)|sqled.snowflake_decode(CASE f WHEN 'base32' THEN lower(e) ELSE e END, f)|(SELECT public.snowflake_encode(id, f) AS e, f FROM (SELECT id, CASE WHEN id % 2 = 0 THEN 'base32' ELSE 'base62' END AS f FROM ids) i) t"; do
+    IFS='|' read -r name native edition table <<<"$check"
+    counts=$(q "$main" conform postgres "SELECT count(*), count(*) FILTER (WHERE ($native) IS DISTINCT FROM ($edition)) FROM $table")
+    [[ $counts == *"|0" && ${counts%|*} -ge 20000 ]] || fail "$name differs from the native on $counts (inputs|differing)"
+    ok "$name: the native's result on ${counts%|*} random inputs, edges included"
+  done
+  [[ $(q "$main" conform postgres "SELECT public.snowflake_layout() = sqled.snowflake_layout()") == t ]] ||
+    fail "snowflake_layout differs"
+
+  # Other layouts: presets, specs and epochs, each field at 0 and at its maximum, and random
+  # ids of the layout's width, through parse(id, layout) and compose(..., layout).
+  layouts=("default" "js53" "twitter" "discord" "instagram" "sonyflake"
+    "time:41, node:2, slot:8, sequence:8, gene:4" "time:63/1s" "time:1, node:31, slot:31"
+    "time:37/10ms, slot:16" "time:22/1s, node:10, slot:10, sequence:10, gene:11"
+    "time:31, sequence:31, gene:1, epoch:1970-01-01" "time:45/10ms, sequence:18, epoch:2024-02-29 12:00:00+05:30"
+    "time:40, node:3, slot:5, sequence:5, epoch:2001-09-09T01:46:40.123Z" "time:43, gene:10")
+  # And random layouts, as snowflake_core's property tests make them: node, slot and
+  # sequence each present two times in three, in any order, a gene one time in three,
+  # widths adding up to 63 or 53, any unit. The seed is printed, to run a failure again.
+  seed=${SQLED_SEED:-$$}
+  RANDOM=$seed
+  for _ in $(seq 15); do
+    total_bits=$((RANDOM % 4 == 0 ? 53 : 63)) left=0 fields=() spec=""
+    left=$total_bits
+    for field in node slot sequence; do
+      if ((RANDOM % 3 > 0)); then
+        width=$((RANDOM % ((left - 1 < 31 ? left - 1 : 31) + 1)))
+        fields+=("$field:$width") left=$((left - width))
+      fi
+    done
+    for ((i = ${#fields[@]} - 1; i > 0; i--)); do
+      j=$((RANDOM % (i + 1))) swap=${fields[i]}
+      fields[i]=${fields[j]} fields[j]=$swap
+    done
+    if ((RANDOM % 3 == 0 && left > 1)); then
+      width=$((RANDOM % ((left - 1 < 31 ? left - 1 : 31) + 1)))
+      fields+=("gene:$width") left=$((left - width))
+    fi
+    units=("" "/10ms" "/1s")
+    spec="time:$left${units[RANDOM % 3]}"
+    for field in "${fields[@]}"; do spec+=", $field"; done
+    layouts+=("$spec")
+  done
+  total=0
+  for layout in "${layouts[@]}"; do
+    # Random ids of the layout, their time below 2^43 ms from the epoch (about 278 years,
+    # short of where a timestamptz ends), with 0 and each field at its maximum among them.
+    counts=$(q "$main" conform postgres "
+      WITH l AS (SELECT '$layout'::text AS layout, sqled.snowflake_sql_read_layout('$layout') AS f),
+           m AS (SELECT layout, (f).time_shift AS shift,
+                        least(9223372036854775807 >> (63 - (f).time_bits), (8796093022208 / (f).unit_ms) - 1) AS max_ticks FROM l),
+           i AS (SELECT ((id >> 20) % (max_ticks + 1) << shift) | (id & ((1::bigint << shift) - 1)) AS id
+                   FROM (SELECT id FROM ids LIMIT 600) r, m
+                 UNION ALL SELECT 0 UNION ALL SELECT (1::bigint << shift) - 1 FROM m
+                 UNION ALL SELECT (max_ticks << shift) | ((1::bigint << shift) - 1) FROM m),
+           r AS MATERIALIZED (SELECT id, public.snowflake_parse(id, layout) AS n, sqled.snowflake_parse(id, layout) AS s FROM i, l)
+      SELECT count(*), count(*) FILTER (WHERE n::text IS DISTINCT FROM s::text),
+             count(*) FILTER (WHERE public.snowflake_compose((n).ts, (n).node_id, (n).backend_slot, (n).sequence, (n).gene, layout)
+                                IS DISTINCT FROM sqled.snowflake_compose((s).ts, (s).node_id, (s).backend_slot, (s).sequence, (s).gene, layout))
+        FROM r, l" 2>&1) || fail "layout '$layout': $counts"
+    IFS='|' read -r rows parse_diff compose_diff <<<"$counts"
+    ((parse_diff == 0 && compose_diff == 0 && rows > 0)) ||
+      fail "layout '$layout': $parse_diff of $rows parse results and $compose_diff composes differ from the native's"
+    total=$((total + rows))
+  done
+  ok "parse(id, layout) and compose(..., layout): the native's on $total ids over ${#layouts[@]} layouts (presets, specs, units, epochs; 15 random, seed $seed)"
+
+  # Errors: the same SQLSTATE, message and detail for every bad input, native or SQL.
+  cluster_psql "$main" -qAt -d conform >/dev/null <<'SQL' || fail "building the error cases"
+CREATE FUNCTION try(expr text, schema text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  result text;
+  state text; message text; detail text;
+BEGIN
+  EXECUTE format('SELECT (%s)::text', replace(expr, '@.', schema || '.')) INTO result;
+  RETURN 'ok ' || coalesce(result, 'NULL');
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, message = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
+  RETURN format('%s %s | %s', state, message, detail);
+END
+$$;
+CREATE TABLE bad (expr text);
+INSERT INTO bad VALUES
+  ('@.snowflake_parse(-1)'), ('@.snowflake_parse(-9223372036854775808)'),
+  ('@.snowflake_at(now(), 4194304)'), ('@.snowflake_at(now(), -1)'), ('@.snowflake_at(''-infinity'', 0)'),
+  ('@.snowflake_floor(''infinity'')'), ('@.snowflake_floor(''2019-12-31 23:59:59.999+00'')'),
+  ('@.snowflake_floor(''2089-09-06 15:47:35.551+00'')'), ('@.snowflake_floor(''2089-09-06 15:47:35.552+00'')'),
+  ('@.snowflake_floor(''4713-01-01 BC'')'), ('@.snowflake_floor(''294276-12-31 23:59:59+00'')'),
+  ('@.snowflake_floor(''12000-05-05 01:02:03.004+00'')'), ('@.snowflake_floor(''1999-12-31 23:59:59.9999+00'')'),
+  ('@.snowflake_bounds(''2026-01-01'', ''2026-01-01'')'), ('@.snowflake_bounds(''2026-01-02'', ''2026-01-01'')'),
+  ('@.snowflake_compose(now(), 4, 0, 0)'), ('@.snowflake_compose(now(), 0, 256, 0)'), ('@.snowflake_compose(now(), 0, 0, 4096)'),
+  ('@.snowflake_compose(now(), 0, 0, 0, 1)'), ('@.snowflake_compose(now(), -1, 0, 0)'), ('@.snowflake_compose(now(), 0, -1, 0)'),
+  ('@.snowflake_compose(''2019-01-01'', 0, 0, 0)'), ('@.snowflake_compose(NULL, 0, 0, 0)'), ('@.snowflake_compose(now(), NULL, 0, 0)'),
+  ('@.snowflake_compose(NULL, 0, 0, 0, 0, ''nope'')'), ('@.snowflake_compose(now(), 0, 0, 0, 0, ''time:63/1s'')'),
+  ('@.snowflake_compose(now(), 0, 0, 64, 0, ''js53'')'), ('@.snowflake_compose(now(), 0, 0, 0, 16, ''time:41, node:2, slot:8, sequence:8, gene:4'')'),
+  ('@.snowflake_parse(9007199254740992, ''js53'')'), ('@.snowflake_parse(9223372036854775807, ''time:63/1s'')'),
+  ('@.snowflake_parse(1, ''time:41, node:2, slot:8, sequence:12, epoch:3000-01-01'')'),
+  ('@.snowflake_parse(1, ''time:41, node:2, slot:8, sequence:12, epoch:1969-12-31'')'),
+  ('@.snowflake_parse(1, ''time:41, node:2, slot:8, sequence:12, epoch:yesterday'')'),
+  ('@.snowflake_parse(1, ''time:41, node:2, slot:8, sequence:12, epoch:2020-02-30'')'),
+  ('@.snowflake_parse(1, ''time:41, node:2, slot:8, sequence:12, epoch:2020-01-01, node:1'')'),
+  ('@.snowflake_parse(1, '''')'), ('@.snowflake_parse(1, ''  '')'), ('@.snowflake_parse(1, ''nope'')'), ('@.snowflake_parse(1, '' Discord '')'),
+  ('@.snowflake_parse(1, ''time:41,,node:22'')'), ('@.snowflake_parse(1, ''time:41, node'')'), ('@.snowflake_parse(1, ''time:41, nodes:22'')'),
+  ('@.snowflake_parse(1, ''time:41, node:2, node:20'')'), ('@.snowflake_parse(1, ''time:41, gene:2, node:20'')'),
+  ('@.snowflake_parse(1, ''node:22, time:41'')'), ('@.snowflake_parse(1, ''time:41/2ms, node:22'')'), ('@.snowflake_parse(1, ''time:41, node:22/1s'')'),
+  ('@.snowflake_parse(1, ''time:x, node:22'')'), ('@.snowflake_parse(1, ''time:-41, node:22'')'), ('@.snowflake_parse(1, ''time:+41, node:22'')'),
+  ('@.snowflake_parse(1, ''time:99999999999, node:22'')'), ('@.snowflake_parse(1, ''time:0, node:31, slot:31, sequence:1'')'),
+  ('@.snowflake_parse(1, ''time:64'')'), ('@.snowflake_parse(1, ''time:41, node:32'')'), ('@.snowflake_parse(1, ''time:41, node:21'')'),
+  ('@.snowflake_parse(1, ''epoch:2020-01-01'')'), ('@.snowflake_parse(1, ''time:41 , node : 22 '')'), ('@.snowflake_parse(1, ''TWITTER'')'),
+  ('@.snowflake_encode(-1)'), ('@.snowflake_encode(1, ''base64'')'), ('@.snowflake_encode(1, ''BASE62'')'),
+  ('@.snowflake_decode(''0'')'), ('@.snowflake_decode(''00000000000000'')'), ('@.snowflake_decode(''000000000000U'')'),
+  ('@.snowflake_decode(''00000000000' || chr(9) || ''')'), ('@.snowflake_decode(''ZZZZZZZZZZZZZ'')'), ('@.snowflake_decode(''7ZZZZZZZZZZZZ'')'),
+  ('@.snowflake_decode(''8000000000000'')'), ('@.snowflake_decode(''oOiIlL0000000'')'), ('@.snowflake_decode(''AzL8n0Y58m8'', ''base62'')'),
+  ('@.snowflake_decode(''AzL8n0Y58m7'', ''base62'')'), ('@.snowflake_decode(''zzzzzzzzzzz'', ''base62'')'), ('@.snowflake_decode(''0000000000-'', ''base62'')'),
+  ('@.snowflake_decode(''00000000000'', ''base16'')'), ('@.snowflake_decode(''ÄÄÄÄÄÄÄÄÄÄÄÄÄ'')'),
+  ('@.snowflake_next(NULL)'), ('@.snowflake_next(5)');
+-- Random bad and good inputs: uids, ids and parts around the bounds.
+INSERT INTO bad SELECT format('@.snowflake_at(''2026-01-01'', %s)', (random() * 16777216)::bigint - 8388608) FROM generate_series(1, 300);
+INSERT INTO bad SELECT format('@.snowflake_parse(%s, ''js53'')', (random() * 18014398509481984)::bigint - 4503599627370496) FROM generate_series(1, 300);
+INSERT INTO bad SELECT format('@.snowflake_compose(''2026-01-01'', %s, %s, %s)', (random() * 8)::int - 2, (random() * 512)::int - 128, (random() * 8192)::int - 2048) FROM generate_series(1, 300);
+INSERT INTO bad SELECT format('@.snowflake_floor(%L)', timestamptz '2019-12-31' + random() * interval '100 years') FROM generate_series(1, 300);
+SQL
+  mismatches=$(q "$main" conform postgres "SELECT count(*) FROM bad WHERE try(expr, 'public') IS DISTINCT FROM try(expr, 'sqled')")
+  if [[ $mismatches != 0 ]]; then
+    q "$main" conform postgres "SELECT expr, try(expr, 'public'), try(expr, 'sqled') FROM bad
+      WHERE try(expr, 'public') IS DISTINCT FROM try(expr, 'sqled') LIMIT 5" >&2
+    fail "$mismatches bad inputs get another result or error than from the native"
+  fi
+  cases=$(q "$main" conform postgres "SELECT count(*), count(*) FILTER (WHERE try(expr, 'sqled') NOT LIKE 'ok %') FROM bad")
+  ok "errors: the native's SQLSTATE, message and detail for ${cases%|*} inputs (${cases#*|} of them refused)"
+
+  # Ids of either edition parse alike under the other.
+  same=$(q "$main" conform app "WITH m AS (SELECT sqled.snowflake_next() AS id FROM generate_series(1, 2000))
+    SELECT count(*) FILTER (WHERE public.snowflake_parse(id)::text = sqled.snowflake_parse(id)::text) FROM m")
+  [[ $same == 2000 ]] || fail "SQL edition ids parse otherwise under the native ($same of 2000 alike)"
+  same=$(q "$main" conform postgres "WITH m AS (SELECT public.snowflake_next() AS id FROM generate_series(1, 2000))
+    SELECT count(*) FILTER (WHERE public.snowflake_parse(id)::text = sqled.snowflake_parse(id)::text) FROM m")
+  [[ $same == 2000 ]] || fail "native ids parse otherwise under the SQL edition ($same of 2000 alike)"
+  ok "2,000 ids of each edition parse identically under the other"
+
+  # The status view has the native's columns; snowflake_convert, the native's SQL, makes
+  # the same changes to the same tables (a serial key and a foreign key to it).
+  columns=$(q "$main" conform postgres "SELECT string_agg(attname || ' ' || format_type(atttypid, atttypmod), ', ' ORDER BY attnum)
+    FROM pg_attribute WHERE attrelid = 'public.snowflake_status'::regclass AND attnum > 0
+    UNION ALL SELECT string_agg(attname || ' ' || format_type(atttypid, atttypmod), ', ' ORDER BY attnum)
+    FROM pg_attribute WHERE attrelid = 'sqled.snowflake_status'::regclass AND attnum > 0")
+  [[ $(sed -n 1p <<<"$columns") == "$(sed -n 2p <<<"$columns")" ]] || fail "snowflake_status columns differ: $columns"
+  converted=$(q "$main" conform postgres "
+    CREATE TABLE conv_n (id serial PRIMARY KEY); CREATE TABLE conv_n_child (parent int REFERENCES conv_n);
+    CREATE TABLE conv_s (id serial PRIMARY KEY); CREATE TABLE conv_s_child (parent int REFERENCES conv_s);
+    INSERT INTO conv_n DEFAULT VALUES; INSERT INTO conv_s DEFAULT VALUES;
+    SELECT (SELECT string_agg(replace(format('%s %s %s', table_name, column_name, change), 'conv_n', 'conv'), '; ')
+              FROM public.snowflake_convert('conv_n', 'id'))
+         = (SELECT string_agg(replace(format('%s %s %s', table_name, column_name, change), 'conv_s', 'conv'), '; ')
+              FROM sqled.snowflake_convert('conv_s', 'id'));
+    SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d WHERE d.adrelid = 'conv_s'::regclass;
+    INSERT INTO conv_s DEFAULT VALUES RETURNING id > 1")
+  [[ $converted == $'t\nsqled.snowflake_next()\nt' ]] || fail "snowflake_convert: $converted"
+  ok "the status view has the native's columns; snowflake_convert makes the native's changes, the key then defaults to the SQL edition's snowflake_next()"
+else
+  skip "native comparisons: snowflake_pg is not installed in PostgreSQL $version (source scripts/lib.sh; install_extension $version)"
+fi
+
+# --- Order, ROLLBACK, read-only transactions, pooler resets ------------------------------
+
+q "$main" conform postgres "CREATE TABLE minted (id bigint PRIMARY KEY DEFAULT sqled.snowflake_next(),
+    n bigserial, pid int NOT NULL DEFAULT pg_backend_pid(), xact xid8 NOT NULL DEFAULT pg_current_xact_id());
+  GRANT INSERT, SELECT ON minted TO app; GRANT USAGE ON SEQUENCE minted_n_seq TO app;
+  SET enable_seqscan = off;
+  EXPLAIN (COSTS OFF) SELECT * FROM minted WHERE id >= sqled.snowflake_floor(now() - interval '1 hour') AND id < sqled.snowflake_floor(now())" |
+  grep -q 'Index Cond' || fail "a floor range is no primary-key index condition"
+ok "id >= snowflake_floor(a) AND id < snowflake_floor(b) is a primary-key index condition"
+
+rising=$(cluster_psql "$main" -qAt -d conform -U app <<'SQL'
+SET search_path = sqled;
+BEGIN; SELECT snowflake_next() AS a \gset
+ROLLBACK;
+SELECT snowflake_next() > :a AS after_rollback;
+BEGIN; SELECT snowflake_next() AS b \gset
+SAVEPOINT s; SELECT snowflake_next() AS c \gset
+ROLLBACK TO s; SELECT snowflake_next() > :c AS after_savepoint; COMMIT;
+SELECT (snowflake_parse(snowflake_next())).backend_slot AS slot \gset
+RESET ALL;
+SET search_path = sqled;
+SELECT (snowflake_parse(snowflake_next())).backend_slot = :slot AS same_slot_after_reset,
+       (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) AS locks;
+SELECT snowflake_next() AS d \gset
+DISCARD ALL;
+SELECT (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()) AS locks_after_discard,
+       sqled.snowflake_next() > :d AS after_discard;
+SQL
+) || fail "the session checks: $rising"
+[[ $rising == $'t\nt\nt|1\n0|t' ]] || fail "ids across ROLLBACK, a savepoint, RESET ALL and DISCARD ALL: $rising"
+ok "a session's ids rise across ROLLBACK, ROLLBACK TO SAVEPOINT, RESET ALL (same slot, no lock leaked) and DISCARD ALL (slot given back)"
+
+expect_error "$main" conform app 25006 'cannot mint snowflake ids in a read-only transaction' \
+  "BEGIN READ ONLY; SELECT sqled.snowflake_next()"
+PGOPTIONS='-c default_transaction_read_only=on' expect_error "$main" conform app 25006 \
+  'cannot mint snowflake ids in a read-only transaction' "SELECT sqled.snowflake_next()"
+[[ $(q "$main" conform app "BEGIN READ ONLY; SELECT sqled.snowflake_floor(now()) > 0, (sqled.snowflake_parse(1)).sequence; COMMIT") == "t|1" ]] ||
+  fail "floor and parse in a read-only transaction"
+ok "a read-only transaction: floor and parse work, snowflake_next() refuses with 25006"
+
+# One statement's ids rise in row order; each session's across its statements.
+cat >"$CLUSTERS_DIR/$main/rows.sql" <<'SQL'
+INSERT INTO minted (id) SELECT sqled.snowflake_next() FROM generate_series(1, 20);
+SQL
+bench "$main" conform app -c 16 -j 2 -T 2 -f "$CLUSTERS_DIR/$main/rows.sql" >/dev/null ||
+  fail "pgbench of 16 sessions"
+backwards=$(q "$main" conform postgres "SELECT count(*) FILTER (WHERE id <= prev_x) + count(*) FILTER (WHERE id <= prev_p)
+  FROM (SELECT id, lag(id) OVER (PARTITION BY xact ORDER BY n) AS prev_x,
+               lag(id) OVER (PARTITION BY pid ORDER BY n) AS prev_p FROM minted) s")
+[[ $backwards == 0 ]] || fail "$backwards ids below their statement's or session's previous one"
+rows=$(q "$main" conform postgres "SELECT count(*) FROM minted")
+ok "16 sessions, $rows ids: each statement's rise in row order, each session's across its statements"
+
+# --- 200 sessions at once, reconnecting: slots change hands --------------------------------
+
+q "$main" conform postgres "TRUNCATE minted"
+cat >"$CLUSTERS_DIR/$main/one.sql" <<'SQL'
+INSERT INTO minted (id) VALUES (sqled.snowflake_next()), (sqled.snowflake_next());
+SQL
+# First 200 sessions at once: each mints, then waits until one of them has seen 200 slots
+# held in this database at one moment (all the sessions' own), and notes the most it saw.
+cat >"$CLUSTERS_DIR/$main/held.sql" <<'SQL'
+INSERT INTO minted (id) VALUES (sqled.snowflake_next()), (sqled.snowflake_next());
+DO $$
+DECLARE
+  seen int := 0;
+BEGIN
+  FOR i IN 1 .. 600 LOOP
+    seen := greatest(seen, (SELECT count(DISTINCT objid) FROM pg_locks WHERE locktype = 'advisory'
+                            AND classid = 1936617335 AND granted
+                            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())));
+    INSERT INTO held VALUES (seen);
+    EXIT WHEN seen >= 200 OR EXISTS (SELECT FROM held WHERE slots >= 200);
+    PERFORM pg_sleep(0.05);
+  END LOOP;
+END
+$$;
+SQL
+q "$main" conform postgres "CREATE TABLE held (slots int); GRANT INSERT, SELECT ON held TO app"
+read -r _ done_tx failed < <(bench "$main" conform app -c 200 -j 2 -t 1 -f "$CLUSTERS_DIR/$main/held.sql") ||
+  fail "pgbench of 200 sessions"
+((failed == 0 && done_tx == 200)) || fail "200 sessions: $failed of $done_tx transactions failed"
+most_held=$(q "$main" conform postgres "SELECT max(slots) FROM held")
+counts=$(q "$main" conform postgres "SELECT count(*), count(DISTINCT id), count(DISTINCT pid) FROM minted")
+IFS='|' read -r rows distinct sessions <<<"$counts"
+[[ $rows == "$distinct" && $sessions == 200 ]] || fail "200 sessions: $counts (ids|distinct|sessions)"
+backwards=$(q "$main" conform postgres "SELECT count(*) FROM (SELECT id <= lag(id) OVER (PARTITION BY (sqled.snowflake_parse(id)).backend_slot
+    ORDER BY n) AS back FROM minted) s WHERE back")
+[[ $backwards == 0 ]] || fail "$backwards ids below their slot's previous one"
+((most_held == 200)) || fail "200 sessions held at most $most_held slots at once"
+ok "200 sessions at once, 200 slots held at one moment: $rows ids, all distinct, each slot's rising"
+q "$main" conform postgres "TRUNCATE minted"
+read -r _ done_tx failed < <(bench "$main" conform app -c 200 -j 2 -C -T 4 -f "$CLUSTERS_DIR/$main/one.sql") ||
+  fail "pgbench of 200 sessions reconnecting"
+((failed == 0 && done_tx > 0)) || fail "200 reconnecting sessions: $failed of $done_tx transactions failed"
+counts=$(q "$main" conform postgres "SELECT count(*), count(DISTINCT id), count(DISTINCT pid),
+    count(DISTINCT (sqled.snowflake_parse(id)).backend_slot) FROM minted")
+IFS='|' read -r rows distinct sessions slots <<<"$counts"
+[[ $rows == "$distinct" ]] || fail "$rows ids, $distinct distinct"
+backwards=$(q "$main" conform postgres "SELECT count(*) FROM (SELECT id <= lag(id) OVER (PARTITION BY (sqled.snowflake_parse(id)).backend_slot
+    ORDER BY n) AS back FROM minted) s WHERE back")
+[[ $backwards == 0 ]] || fail "$backwards ids below the last id of their slot's previous holder"
+ok "200 clients reconnecting (-C): $rows ids from $sessions sessions over $slots slots, all distinct, each slot's rising across holders"
+
+# --- Poolers: pgbouncer in transaction and session pooling ---------------------------------
+
+if command -v pgbouncer >/dev/null; then
+  hostport="host=$CLUSTERS_DIR/$main port=$base dbname=conform user=postgres"
+  pgbouncer_start "$bouncer" $((base + 4)) "tx = $hostport pool_mode=transaction" "sess = $hostport pool_mode=session" ||
+    fail "pgbouncer did not start"
+  q "$main" conform postgres "TRUNCATE minted"
+  for mode in tx sess; do
+    "$bin/pgbench" -n -h "$CLUSTERS_DIR/$bouncer" -p $((base + 4)) -U postgres -c 30 -j 2 -T 2 -C \
+      -f "$CLUSTERS_DIR/$main/rows.sql" "$mode" >"$CLUSTERS_DIR/$main/bouncer-$mode.log" 2>&1 ||
+      fail "pgbench through pgbouncer ($mode): $(tail -3 "$CLUSTERS_DIR/$main/bouncer-$mode.log")"
+  done
+  pgbouncer_stop "$bouncer"
+  counts=$(q "$main" conform postgres "SELECT count(*), count(DISTINCT id) FROM minted")
+  [[ ${counts%|*} == "${counts#*|}" && ${counts%|*} -gt 0 ]] || fail "through pgbouncer: $counts (ids|distinct)"
+  ok "pgbouncer, transaction and session pooling (DISCARD ALL between clients), 30 clients reconnecting: ${counts%|*} ids, all distinct"
+else
+  skip "pgbouncer is not installed"
+fi
+
+# --- Settings a plain role cannot change; no minting as another slot or node ---------------
+
+expect_error "$main" conform app 42501 'permission denied for function snowflake_configure' \
+  "SELECT sqled.snowflake_configure(node_id => 1)"
+expect_error "$main" conform app 42501 'permission denied for table snowflake_settings' \
+  "UPDATE sqled.snowflake_settings SET node_id = 1"
+expect_error "$main" conform app 42501 'permission denied for sequence snowflake_slot_3' \
+  "SELECT setval('sqled.snowflake_slot_3', 1)"
+expect_error "$main" conform app 42501 'permission denied for sequence snowflake_slot_3' \
+  "SELECT nextval('sqled.snowflake_slot_3')"
+expect_error "$main" conform app 42501 'permission denied for function snowflake_sql_mint' \
+  "SELECT sqled.snowflake_sql_mint(NULL)"
+expect_error "$main" conform app 42501 'permission denied for table snowflake_life' \
+  "DELETE FROM sqled.snowflake_life"
+# Another session holds a slot; a plain role that names it in the cache mints elsewhere.
+(q "$main" conform app "SELECT sqled.snowflake_next(); SELECT pg_sleep(3)" >/dev/null 2>&1 &)
+for _ in $(seq 50); do
+  held_slot=$(q "$main" conform postgres "SELECT min(objid) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1936617335
+    AND pid <> pg_backend_pid()")
+  [[ -n $held_slot ]] && break
+  sleep 0.1
+done
+[[ -n $held_slot ]] || fail "the background session took no slot"
+got=$(q "$main" conform app "SET snowflake_sql.slot = '$held_slot'; SET client_min_messages = error;
+  SELECT (sqled.snowflake_parse(sqled.snowflake_next())).backend_slot, (sqled.snowflake_parse(sqled.snowflake_next())).node_id")
+[[ ${got%|*} != "$held_slot" && ${got#*|} == 0 ]] || fail "a plain role naming slot $held_slot minted on slot/node $got"
+ok "a plain role cannot configure, write the settings, move a slot's sequence, call the internals, nor mint on another's slot"
+
+# --- Node claims: two databases of one server, two servers -------------------------------
+
+db ticks
+install_psql "$main" ticks
+expect_error "$main" ticks app 55000 'node id 0 is claimed by database "conform" of this server' \
+  "SELECT snowflake.snowflake_next()"
+expect_error "$main" ticks master 55000 'node id 0 is claimed by database "conform" of this server' \
+  "SELECT snowflake.snowflake_configure(node_id => 0)"
+# A claim of another server (as logical replication of the claims would bring it).
+q "$main" ticks master "INSERT INTO snowflake.snowflake_nodes VALUES (2, 42, 'elsewhere', 'time:41, node:2, slot:8, sequence:12',
+  '2020-01-01', now(), 'ticks')"
+expect_error "$main" ticks master 55000 'node id 2 is claimed by another server' \
+  "SELECT snowflake.snowflake_configure(node_id => 2)"
+q "$main" ticks master "SELECT snowflake.snowflake_release_node(2)" >/dev/null
+q "$main" ticks master "INSERT INTO snowflake.snowflake_nodes VALUES (3, 42, 'elsewhere', 'js53', '2020-01-01', now(), 'x')"
+expect_error "$main" ticks master 55000 "this server's layout or epoch differs from that of node 3" \
+  "SELECT snowflake.snowflake_configure(node_id => 1)"
+q "$main" ticks master "SELECT snowflake.snowflake_release_node(3)" >/dev/null
+# The node id, a one-slot layout with 4 ids per ms (the gene takes the rest), no lead.
+q "$main" ticks master "SELECT snowflake.snowflake_configure(node_id => 1, layout => 'time:41, node:2, slot:0, sequence:2, gene:18',
+  max_lead_ms => 0)" >/dev/null
+[[ $(q "$main" ticks app "SELECT (snowflake.snowflake_parse(snowflake.snowflake_next())).node_id, node_claimed FROM snowflake.snowflake_status") == "1|t" ]] ||
+  fail "database ticks does not mint as node 1"
+expect_error "$main" ticks master 55000 'ids have been minted under layout' \
+  "SELECT snowflake.snowflake_configure(layout => 'default')"
+ok "node ids: refused when another database of the server or another server claims them, or a server of the claims mints another layout; layout fixed once minted"
+
+# --- A spent tick waits; a slot handed over in the same ms --------------------------------
+
+spent=$(q "$main" ticks app "CREATE TEMP TABLE t AS SELECT snowflake.snowflake_next() AS id, clock_timestamp() AS c
+    FROM generate_series(1, 400);
+  SELECT count(DISTINCT id), count(DISTINCT (snowflake.snowflake_parse(id)).ts),
+         bool_and((snowflake.snowflake_parse(id)).ts <= c), max(c) - min(c) >= interval '95 ms' FROM t")
+IFS='|' read -r distinct ms_used never_ahead waited <<<"$spent"
+[[ $distinct == 400 && $ms_used -ge 100 && $never_ahead == t && $waited == t ]] ||
+  fail "400 ids at 4 per ms and no lead: $spent (distinct|ms|never ahead|waited)"
+ok "a spent tick waits for the next: 400 ids at 4 per ms over $ms_used ms, none ahead of the clock"
+# With a lead of 1 s, a burst runs ahead of the clock; the next session on the one slot goes
+# on from the burst's last pair, in the same ms, without waiting the lead out.
+q "$main" ticks master "SELECT snowflake.snowflake_configure(max_lead_ms => 1000)" >/dev/null
+q "$main" ticks master "CREATE TABLE burst (id bigint PRIMARY KEY, holder int); GRANT INSERT, SELECT ON burst TO app"
+q "$main" ticks app "INSERT INTO burst SELECT snowflake.snowflake_next(), 1 FROM generate_series(1, 2000)"
+q "$main" ticks app "INSERT INTO burst SELECT snowflake.snowflake_next(), 2 FROM generate_series(1, 10)"
+handover=$(q "$main" ticks postgres "SELECT (SELECT min(id) FROM burst WHERE holder = 2) > (SELECT max(id) FROM burst WHERE holder = 1),
+    (SELECT (snowflake.snowflake_parse(max(id))).ts FROM burst WHERE holder = 1) > clock_timestamp(),
+    (SELECT (snowflake.snowflake_parse(min(id))).ts - (snowflake.snowflake_parse((SELECT max(id) FROM burst WHERE holder = 1))).ts
+       FROM burst WHERE holder = 2) <= interval '1 ms'")
+[[ $handover == "t|t|t" ]] || fail "the slot's next holder after a burst: $handover (above|burst ahead of clock|same or next ms)"
+ok "a slot handed over after a burst 500 ms ahead of the clock: the next holder goes on above it, in the same or next ms"
+sql "$main" "DROP DATABASE ticks WITH (FORCE)"
+
+# --- pg_tle: CREATE EXTENSION by the master user, and the update path ---------------------
+
+if $have_tle; then
+  db tle
+  sql "$main" "CREATE EXTENSION pg_tle" -d tle -c "GRANT pgtle_admin TO master"
+  cluster_psql "$main" -q -d tle -U master -f "$out/snowflake_sql--$release--pg_tle.sql" >/dev/null ||
+    fail "registering with pg_tle"
+  # The install warns that node 0 is database conform's; the database takes node 3.
+  q "$main" tle master "CREATE SCHEMA snowflake; GRANT USAGE ON SCHEMA snowflake TO PUBLIC;
+    SET client_min_messages = error; CREATE EXTENSION snowflake_sql SCHEMA snowflake; RESET client_min_messages;
+    SELECT snowflake.snowflake_configure(node_id => 3)" >/dev/null
+  [[ $(q "$main" tle postgres "SELECT r.rolname, r.rolsuper, e.extversion FROM pg_extension e JOIN pg_roles r ON r.oid = e.extowner
+    WHERE extname = 'snowflake_sql'") == "master|f|$release" ]] || fail "the extension is not the master user's"
+  before=$(q "$main" tle app "SELECT snowflake.snowflake_next()")
+  ok "pg_tle: registered and created by the master user (not superuser), version $release; a plain role mints"
+  cluster_psql "$main" -q -d tle -U master -f "$out/snowflake_sql--$next--pg_tle.sql" >/dev/null ||
+    fail "registering $next with pg_tle"
+  q "$main" tle master "ALTER EXTENSION snowflake_sql UPDATE" >/dev/null
+  updated=$(q "$main" tle app "SELECT snowflake.snowflake_next(), (SELECT extversion FROM pg_extension WHERE extname = 'snowflake_sql'),
+    (SELECT default_version FROM pgtle.available_extensions() WHERE name = 'snowflake_sql'), (SELECT node_id FROM snowflake.snowflake_status)")
+  IFS='|' read -r id ext default node <<<"$updated"
+  [[ $ext == "$next" && $default == "$next" && $node == 3 ]] || fail "after the update: $updated"
+  ((id > before)) || fail "ids after the update ($id) not above those before ($before)"
+  expect_error "$main" tle app 42501 'permission denied' "SELECT snowflake.snowflake_configure(node_id => 1)"
+  ok "pg_tle: update path $release to $next and default version $next; settings kept, ids rising across the update"
+  sql "$main" "DROP DATABASE tle WITH (FORCE)"
+else
+  skip "pg_tle: not installed in PostgreSQL $version (bash scripts/setup-pg_tle.sh; see /var/lib/snowflake_pg/pg_tle-1.5.2-pg$version.failed.log)"
+fi
+
+# --- Moving a database to the native extension and back ----------------------------------
+
+db move1
+install_psql "$main" move1
+q "$main" move1 master "SELECT snowflake.snowflake_configure(node_id => 1);
+  CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake.snowflake_next(), era text);
+  INSERT INTO orders (era) SELECT 'sql' FROM generate_series(1, 1000)" >/dev/null
+# An upgrade of a psql -f install: the next release's script run over it.
+install_psql "$main" move1 snowflake "$out/snowflake_sql--$next.sql"
+[[ $(q "$main" move1 master "SELECT snowflake.snowflake_sql_version(), snowflake.snowflake_next() > (SELECT max(id) FROM orders),
+  (SELECT node_id FROM snowflake.snowflake_status)") == "$next|t|1" ]] || fail "the psql -f update to $next"
+ok "psql -f update of an install to $next: settings kept, ids rising"
+if $have_native; then
+  # dump_app FROM TO: the application's objects of FROM restored into TO, the edition's
+  # schema and any extension left out (docs/managed.md, "Moving between editions").
+  dump_app() {
+    as_pg "$bin/pg_dump" -Fc -N snowflake -h "$CLUSTERS_DIR/$main" -p "$base" -U postgres "$1" -f "$CLUSTERS_DIR/$main/$1.dump"
+    as_pg "$bin/pg_restore" -l "$CLUSTERS_DIR/$main/$1.dump" | grep -v -e ' EXTENSION ' -e ' snowflake snowflake_' >"$CLUSTERS_DIR/$main/$1.list"
+    as_pg "$bin/pg_restore" -L "$CLUSTERS_DIR/$main/$1.list" -d "$2" -h "$CLUSTERS_DIR/$main" -p "$base" -U postgres \
+      "$CLUSTERS_DIR/$main/$1.dump"
+  }
+  db move2
+  sql "$main" "CREATE SCHEMA snowflake; CREATE EXTENSION snowflake_pg SCHEMA snowflake" -d move2
+  dump_app move1 move2 || fail "restoring move1 into move2 (native)"
+  q "$main" move2 postgres "INSERT INTO orders (era) SELECT 'native' FROM generate_series(1, 1000)"
+  moved=$(q "$main" move2 postgres "SELECT count(DISTINCT id), (SELECT min(id) FROM orders WHERE era = 'native') > (SELECT max(id) FROM orders WHERE era = 'sql') FROM orders")
+  [[ $moved == "2000|t" ]] || fail "SQL edition to native: $moved (distinct|native above)"
+  sql "$main" "DROP DATABASE move1 WITH (FORCE)"
+  db move3
+  install_psql "$main" move3
+  q "$main" move3 master "SELECT snowflake.snowflake_configure(node_id => 1)" >/dev/null
+  dump_app move2 move3 || fail "restoring move2 into move3 (SQL edition)"
+  q "$main" move3 postgres "INSERT INTO orders (era) SELECT 'sql again' FROM generate_series(1, 1000)"
+  moved=$(q "$main" move3 postgres "SELECT count(DISTINCT id), (SELECT min(id) FROM orders WHERE era = 'sql again') > (SELECT max(id) FROM orders WHERE era <> 'sql again'),
+    count(*) FILTER (WHERE (snowflake.snowflake_parse(id)).ts > clock_timestamp()) FROM orders")
+  [[ $moved == "3000|t|0" ]] || fail "native back to the SQL edition: $moved (distinct|new above|from the future)"
+  ok "a database moved by dump and restore from the SQL edition to the native extension and back: 3,000 ids distinct and rising"
+  sql "$main" "DROP DATABASE move2 WITH (FORCE)" -c "DROP DATABASE move3 WITH (FORCE)"
+else
+  skip "moving to the native extension: snowflake_pg is not installed in PostgreSQL $version"
+fi
+
+# --- A clock stepped back inside a session ---------------------------------------------------
+
+[[ -n $faketime_lib && -f $faketime_lib ]] || fail "libfaketime is not installed (scripts/setup.sh installs it)"
+# The clock server's clock is real time plus the offset in its file, read at every reading.
+echo +0 >"$CLUSTERS_DIR/$clock.offset" && chmod 644 "$CLUSTERS_DIR/$clock.offset"
+step() { echo "$1" >"$CLUSTERS_DIR/$clock.offset.new" && mv -f "$CLUSTERS_DIR/$clock.offset.new" "$CLUSTERS_DIR/$clock.offset"; }
+servers+=("$clock")
+CLUSTER_ENV="LD_PRELOAD=$faketime_lib FAKETIME_TIMESTAMP_FILE=$CLUSTERS_DIR/$clock.offset FAKETIME_NO_CACHE=1" \
+  cluster_start "$clock" "$version" $((base + 1)) autovacuum=off fsync=off wal_level=replica max_wal_senders=4 wal_keep_size=512MB >/dev/null
+sql "$clock" "CREATE ROLE master LOGIN CREATEROLE CREATEDB" -c "CREATE ROLE app LOGIN" -c "CREATE DATABASE fo OWNER master"
+install_psql "$clock" fo
+stepped=$(cluster_psql "$clock" -qAt -d fo -U app -v ON_ERROR_STOP=0 -v VERBOSITY=verbose 2>&1 <<SQL
+SELECT snowflake.snowflake_next() AS a \\gset
+\\! bash -c 'echo -0.5 >$CLUSTERS_DIR/$clock.offset.new && mv -f $CLUSTERS_DIR/$clock.offset.new $CLUSTERS_DIR/$clock.offset'
+SELECT snowflake.snowflake_next() AS b \\gset
+SELECT :b > :a AS absorbed;
+\\! bash -c 'echo -5 >$CLUSTERS_DIR/$clock.offset.new && mv -f $CLUSTERS_DIR/$clock.offset.new $CLUSTERS_DIR/$clock.offset'
+SELECT snowflake.snowflake_next();
+\\! bash -c 'echo +0 >$CLUSTERS_DIR/$clock.offset.new && mv -f $CLUSTERS_DIR/$clock.offset.new $CLUSTERS_DIR/$clock.offset'
+SELECT snowflake.snowflake_next() > :b AS after;
+SQL
+)
+step +0
+grep -q '^t$' <<<"$(sed -n 1p <<<"$stepped")" || fail "a step back of 0.5 s was not absorbed: $stepped"
+grep -qE "ERROR:  55000: the system clock is (4[5-9][0-9]{2}|50[0-9]{2}) ms behind the last snowflake id of this backend slot" <<<"$stepped" ||
+  fail "a step back of 5 s was not refused with 55000: $stepped"
+[[ $(tail -1 <<<"$stepped") == t ]] || fail "no id above the last once the clock is back: $stepped"
+ok "a clock stepped back 0.5 s inside a session is absorbed (ids rise); 5 s is refused with 55000; ids go on above once it is back"
+
+# --- A hot standby, and failover to standbys whose clocks are behind ------------------------
+
+q "$clock" fo master "CREATE TABLE handed (id bigint PRIMARY KEY DEFAULT snowflake.snowflake_next(), era text);
+  GRANT INSERT, SELECT ON handed TO app;
+  SELECT snowflake.snowflake_configure(max_lead_ms => 2000)" >/dev/null
+# standby_of NAME PORT OFFSET: a streaming standby of the clock server, its clock OFFSET
+# seconds off real time for good (libfaketime reads a fixed offset once).
+standby_of() {
+  servers+=("$1")
+  CLUSTER_ENV="LD_PRELOAD=$faketime_lib FAKETIME=$3" cluster_standby "$clock" "$1" "$2" >/dev/null
+}
+standby_of "$standby" $((base + 2)) -1
+standby_of "$behind" $((base + 3)) -10
+expect_error "$standby" fo app 25006 'cannot mint snowflake ids on a server in recovery' "SELECT snowflake.snowflake_next()"
+[[ $(q "$standby" fo app "SELECT snowflake.snowflake_floor(now()) > 0, (snowflake.snowflake_parse(4194304)).ts") == "t|2020-01-01 00:00:00.001+00" ]] ||
+  fail "floor and parse on a hot standby"
+ok "a hot standby: floor and parse work, snowflake_next() refuses with 25006"
+# The primary hands out ids from many sessions (many slots), the last ones just now.
+cat >"$CLUSTERS_DIR/$clock/hand.sql" <<'SQL'
+INSERT INTO handed (era) SELECT 'old' FROM generate_series(1, 10);
+SQL
+bench "$clock" fo app -c 8 -j 2 -C -T 1 -f "$CLUSTERS_DIR/$clock/hand.sql" >/dev/null || fail "minting on the primary"
+q "$clock" fo app "INSERT INTO handed (era) SELECT 'old' FROM generate_series(1, 3000)"
+lsn=$(q "$clock" fo postgres "SELECT pg_current_wal_lsn()")
+for _ in $(seq 100); do
+  [[ $(q "$standby" fo postgres "SELECT pg_last_wal_replay_lsn() >= '$lsn' AND pg_last_wal_replay_lsn() IS NOT NULL") == t &&
+     $(q "$behind" fo postgres "SELECT pg_last_wal_replay_lsn() >= '$lsn'") == t ]] && break
+  sleep 0.1
+done
+old_max=$(q "$clock" fo postgres "SELECT max(id) FROM handed")
+as_pg "$bin/pg_ctl" -D "$CLUSTERS_DIR/$clock/data" -m immediate -w stop >/dev/null
+for name in "$standby" "$behind"; do as_pg "$bin/pg_ctl" -D "$CLUSTERS_DIR/$name/data" -w promote >/dev/null; done
+sed 's/old/new/' "$CLUSTERS_DIR/$clock/hand.sql" >"$CLUSTERS_DIR/$clock/hand-new.sql"
+bench "$standby" fo app -c 8 -j 2 -C -T 1 -f "$CLUSTERS_DIR/$clock/hand-new.sql" >/dev/null ||
+  fail "minting on the promoted standby"
+promoted=$(q "$standby" fo postgres "SELECT count(*), min(id) > $old_max, count(DISTINCT (snowflake.snowflake_parse(id)).backend_slot)
+  FROM handed WHERE era = 'new'")
+IFS='|' read -r rows above slots <<<"$promoted"
+[[ $above == t && $rows -gt 0 ]] || fail "promoted standby 1 s behind: $promoted (ids|all above the old primary's|slots)"
+ok "failover to a standby 1 s behind: $rows ids from $slots slots, every one above the old primary's last ($old_max)"
+expect_error "$behind" fo app 55000 'the system clock is [0-9]{4,5} ms behind the last snowflake id of this backend slot' \
+  "INSERT INTO handed (era) VALUES ('refused')"
+ok "failover to a standby 10 s behind (past max_lead_ms): refused with 55000, never an id at or below the old primary's"
+
+# No internal error (XX000), crash or PANIC in the logs of this test's servers. Read here
+# rather than with lib.sh's internal_errors_none, whose record belongs to tests/run.sh.
+for name in "${servers[@]}"; do
+  bad=$(grep -hE "PANIC|TRAP:|terminated by signal|$INTERNAL_ERROR_RE" "$CLUSTERS_DIR/$name/server.log" | head -3) || true
+  [[ -z $bad ]] || fail "the log of $name shows: $bad"
+done
+ok "no internal error, crash or PANIC in the logs of ${#servers[@]} servers"
+ok "all checks of the SQL edition on PostgreSQL $version in $((SECONDS - start_time)) s"
