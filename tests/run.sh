@@ -45,7 +45,7 @@ once_version=15
 # with them; then what the server offers: logical replication both ways (origin = none,
 # from 16) and Citus (15 to 17, where setup built it). The scenarios of that:
 subset_scenarios=(
-  01-churn               # slots change hands thousands of times
+  01-churn               # slots change hands over and over
   03-parallel            # parallel workers, each in a slot of its own
   04-terminate           # a slot freed by a terminated backend, taken over at once
   05-crash               # slots and slot marks across a crash restart

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Connection churn: 32 clients, a new connection for every transaction, so that backend
-# slots change hands thousands of times while ids are minted into one primary key.
+# slots change hands over and over (the figure says how often) while ids are minted into one
+# primary key.
 set -euo pipefail
 # shellcheck source=tests/reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
