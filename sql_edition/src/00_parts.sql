@@ -14,3 +14,4 @@ BEGIN
   END IF;
 END
 $parts$;
+

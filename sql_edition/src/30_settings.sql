@@ -26,18 +26,7 @@ CREATE TABLE IF NOT EXISTS @extschema@.snowflake_settings (
     gene_bits integer NOT NULL
 );
 GRANT SELECT ON @extschema@.snowflake_settings TO PUBLIC;
-DO $dump$
-BEGIN
-  -- Marks the table for pg_dump when this runs as an extension script (CREATE EXTENSION,
-  -- through pg_tle or not); a psql -f install is dumped with the database anyway.
-  IF EXISTS (SELECT FROM pg_catalog.pg_depend
-              WHERE classid = 'pg_catalog.pg_class'::pg_catalog.regclass
-                AND objid = '@extschema@.snowflake_settings'::pg_catalog.regclass
-                AND deptype = 'e') THEN
-    PERFORM pg_catalog.pg_extension_config_dump('@extschema@.snowflake_settings', 'WHERE configured');
-  END IF;
-END
-$dump$;
+SELECT @extschema@.snowflake_sql_dump_with('@extschema@.snowflake_settings', 'WHERE configured');
 
 -- snowflake_sql_settings(): the settings in force, the configured row if any.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_settings()

@@ -23,16 +23,7 @@ CREATE TABLE IF NOT EXISTS @extschema@.snowflake_nodes (
     database text NOT NULL
 );
 GRANT SELECT ON @extschema@.snowflake_nodes TO PUBLIC;
-DO $dump$
-BEGIN
-  IF EXISTS (SELECT FROM pg_catalog.pg_depend
-              WHERE classid = 'pg_catalog.pg_class'::pg_catalog.regclass
-                AND objid = '@extschema@.snowflake_nodes'::pg_catalog.regclass
-                AND deptype = 'e') THEN
-    PERFORM pg_catalog.pg_extension_config_dump('@extschema@.snowflake_nodes', '');
-  END IF;
-END
-$dump$;
+SELECT @extschema@.snowflake_sql_dump_with('@extschema@.snowflake_nodes', '');
 
 -- snowflake_sql_system_identifier(): what initdb made unique for this server.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_system_identifier() RETURNS bigint

@@ -33,12 +33,7 @@ BEGIN
       EXECUTE pg_catalog.format('CREATE SEQUENCE @extschema@.%I AS bigint MINVALUE 0 START 0 NO CYCLE',
                                 'snowflake_slot_' || slot);
       -- A dump carries each slot's last pair: a restored database goes on above it.
-      IF EXISTS (SELECT FROM pg_catalog.pg_depend
-                  WHERE classid = 'pg_catalog.pg_class'::pg_catalog.regclass
-                    AND objid = ('@extschema@.snowflake_slot_' || slot)::pg_catalog.regclass
-                    AND deptype = 'e') THEN
-        PERFORM pg_catalog.pg_extension_config_dump('@extschema@.snowflake_slot_' || slot, '');
-      END IF;
+      PERFORM @extschema@.snowflake_sql_dump_with(('@extschema@.snowflake_slot_' || slot)::pg_catalog.regclass, '');
     END IF;
   END LOOP;
 END
