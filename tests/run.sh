@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Sets up the machine, then runs the tests of snowflake_pg against every supported
 # PostgreSQL: lint, unit and property tests with #[pg_test]s (cargo pgrx test), the
-# pg_regress suite, the Debian package, the SQL edition, the security suite, the concurrency
-# test and the reliability suite, all of them on 15 and 18 (the first and the last major) and on 16
-# and 17 the subset below, which takes every path that depends on the version; the docs
-# run as written and the client libraries, on 15 alone (see below); then no server log of
-# the run may show an internal error (XX000). Each piece also runs alone against an
+# pg_regress suite, the Debian package, the SQL edition, the security suite, the
+# concurrency test and the reliability suite, all of them on 15 and 18 (the first and the
+# last major) and on 16 and 17 the subset below, which takes every path that depends on
+# the version; the docs run as written and the client libraries, on 15 alone (see below);
+# two steps at a time (see below), each on servers and ports of its own; then no server
+# log of the run may show an internal error (XX000). Each piece also runs alone against an
 # installed build (see the README, "Tests").
 # Usage: bash tests/run.sh [15|16|17|18 ...]   (all four by default)
 set -uo pipefail
@@ -38,12 +39,13 @@ once_version=15
 # the pg_regress suite, the SQL edition (what it rests on, advisory locks, sequences and
 # their WAL, pg_tle, is the server's own on each version), the security suite (stock and
 # preloading: what a plain role may do changes between versions), concurrency on a stock
-# and a preloading server, and the reliability scenarios below. What differs by version in the code is the backend slot
-# (MyBackendId - 1 up to 16, MyProcNumber from 17; src/backend.rs), and around it what the
-# server does with slots: how many there are (MaxBackends), which one a new session gets
-# (the lowest free up to 16, in turn from 17), what parallel workers and crash restarts do
-# with them; then what the server offers: logical replication both ways (origin = none,
-# from 16) and Citus (15 to 17, where setup built it). The scenarios of that:
+# and a preloading server, and the reliability scenarios below. What differs by version in
+# the code is the backend slot (MyBackendId - 1 up to 16, MyProcNumber from 17;
+# src/backend.rs), and around it what the server does with slots: how many there are
+# (MaxBackends), which one a new session gets (the lowest free up to 16, in turn from 17),
+# what parallel workers and crash restarts do with them; then what the server offers:
+# logical replication both ways (origin = none, from 16) and Citus (15 to 17, where setup
+# built it). The scenarios of that:
 subset_scenarios=(
   01-churn               # slots change hands over and over
   03-parallel            # parallel workers, each in a slot of its own
