@@ -416,7 +416,14 @@ run_queued_steps() {
       running[$!]=$ready
       echo "   started: ${queued_names[$ready]}"
     done
-    ((${#running[@]})) || { echo "steps that can never start: ${waiting[*]}" >&2; return 1; }
+    if ((${#running[@]} == 0)); then # what is left waits for a step that is not queued
+      for i in "${waiting[@]}"; do
+        echo "== ${queued_names[$i]}"
+        echo "never started: it waits for ${queued_after[$i]}, which is not a queued step"
+        step_ended "${queued_names[$i]}" 1 "$EPOCHREALTIME"
+      done
+      break
+    fi
     status=0
     wait -n -p pid "${!running[@]}" || status=$?
     i=${running[$pid]}
