@@ -92,25 +92,33 @@ RETURN CASE
         + ((ticks * unit_ms + epoch_ms) % 86400000) * interval '1 millisecond') AT TIME ZONE 'UTC'
 END;
 
+-- snowflake_sql_epoch_ms(epoch): an epoch's text in ms since 1970: an ISO 8601 date, or
+-- date and time with an optional UTC offset (none means UTC, whatever the session's time
+-- zone); NULL for any other text. Whether it is from 1970 on and in the past is the
+-- caller's to check, with its own error.
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_epoch_ms(epoch text)
+RETURNS numeric LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF epoch !~ '^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([ Tt][0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)?)?$' THEN
+    RETURN NULL;
+  END IF;
+  RETURN CASE WHEN epoch ~ '([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)$' AND epoch ~ ':'
+              THEN @extschema@.snowflake_sql_ms_of(upper(epoch)::timestamptz)
+              ELSE @extschema@.snowflake_sql_ms_of(upper(epoch)::timestamp AT TIME ZONE 'UTC') END;
+EXCEPTION WHEN data_exception THEN
+  RETURN NULL;
+END
+$$;
+
 -- snowflake_sql_read_epoch(epoch, layout): the epoch entry of a layout given to a function,
--- in ms since 1970: an ISO 8601 date, or date and time with an optional UTC offset (none
--- means UTC), from 1970 on and in the past; else the native error naming the layout.
+-- in ms since 1970, from 1970 on and in the past; else the native error naming the layout.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_read_epoch(epoch text, layout text)
 RETURNS bigint LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  ms numeric;
+  ms numeric := @extschema@.snowflake_sql_epoch_ms(epoch);
 BEGIN
-  IF epoch ~ '^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([ Tt][0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)?)?$' THEN
-    BEGIN
-      -- Without an offset the time is UTC, whatever the session's time zone.
-      ms := CASE WHEN epoch ~ '([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)$' AND epoch ~ ':'
-                 THEN @extschema@.snowflake_sql_ms_of(upper(epoch)::timestamptz)
-                 ELSE @extschema@.snowflake_sql_ms_of(upper(epoch)::timestamp AT TIME ZONE 'UTC') END;
-    EXCEPTION WHEN data_exception THEN
-      ms := NULL;
-    END;
-  END IF;
   IF ms IS NULL OR ms < 0 OR ms > @extschema@.snowflake_sql_ms_of(clock_timestamp()) THEN
     PERFORM @extschema@.snowflake_sql_invalid_layout(layout,
       format('the epoch "%s" is not an ISO 8601 time from 1970 on, in the past', epoch));

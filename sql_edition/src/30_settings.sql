@@ -53,15 +53,7 @@ BEGIN
       USING ERRCODE = 'invalid_parameter_value',
             HINT = 'Give the epoch on its own: snowflake_configure(epoch => ''...'').';
   END IF;
-  IF epoch ~ '^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([ Tt][0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)?)?$' THEN
-    BEGIN
-      epoch_ms := CASE WHEN epoch ~ '([Zz]|[+-][0-9]{2}(:?[0-9]{2})?)$' AND epoch ~ ':'
-                       THEN @extschema@.snowflake_sql_ms_of(upper(epoch)::timestamptz)
-                       ELSE @extschema@.snowflake_sql_ms_of(upper(epoch)::timestamp AT TIME ZONE 'UTC') END;
-    EXCEPTION WHEN data_exception THEN
-      epoch_ms := NULL;
-    END;
-  END IF;
+  epoch_ms := @extschema@.snowflake_sql_epoch_ms(epoch);
   IF epoch_ms IS NULL OR epoch_ms < 0 THEN
     RAISE EXCEPTION 'invalid value for snowflake.epoch: "%"', epoch
       USING ERRCODE = 'invalid_parameter_value',
