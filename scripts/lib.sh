@@ -79,6 +79,31 @@ debian_mirror() {
     { echo "no apt source of this machine serves Debian $release" >&2; return 1; }
 }
 
+# debian_release_of V: the Debian release whose own postgresql-V the packages of V are
+# built against and tested in (its server headers, its root in tests/package.sh); nothing
+# for 16, which no Debian release has.
+debian_release_of() {
+  pg_major "$1" >/dev/null || return 1
+  case $1 in
+    15) echo bookworm ;;
+    17) echo trixie ;;
+    18) echo sid ;;
+  esac
+}
+
+# apt_install_missing PACKAGE...: installs those of the Debian packages not installed yet
+# (apt-get's output on stderr) and prints their names, one a line.
+apt_install_missing() {
+  local package missing=()
+  for package in "$@"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+  done
+  ((${#missing[@]})) || return 0
+  echo "== apt-get install ${missing[*]}" >&2
+  { DEBIAN_FRONTEND=noninteractive apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"; } >&2
+  printf '%s\n' "${missing[@]}"
+}
+
 # Runs a command as the postgres user when we are root, else as ourselves.
 as_pg() {
   if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi

@@ -1,60 +1,71 @@
 #!/usr/bin/env bash
-# Builds the Debian package of snowflake_pg for Debian's PostgreSQL V, named and laid out
-# as Debian's own extension packages are (postgresql-V-<name>): the library in
-# /usr/lib/postgresql/V/lib, the control file and the install and upgrade scripts in
-# /usr/share/postgresql/V/extension, the license, README and changelog in
-# /usr/share/doc/<package>. The build is `cargo pgrx package`; every
-# sql/snowflake_pg--*.sql of the repository (earlier versions' install scripts, upgrade
+# Builds the release files of snowflake_pg into one directory, $RELEASE_FILES_DIR
+# (target/release-files of the source by default), emptied first:
+#   postgresql-N-snowflake-pg_<version>-1_<arch>.deb  for Debian's (or the PGDG's)
+#       postgresql-N, named and laid out as Debian's own extension packages are: the
+#       library in /usr/lib/postgresql/N/lib, the control file and the SQL scripts in
+#       /usr/share/postgresql/N/extension, the license, README and changelog in
+#       /usr/share/doc/<package>; Depends: postgresql-N;
+#   snowflake_pg-<version>-pgN-<arch>-linux-gnu.tar.gz  for any other PostgreSQL N: the
+#       library, the control file and the SQL scripts, and install.sh
+#       (packaging/install.sh), which puts them where that server's pg_config says;
+#   the SQL edition's two release files (sql_edition/build.sh), where the source has it;
+#   SHA256SUMS over all of them.
+# One of each per PostgreSQL major N (all supported majors by default). Each is the release
+# build that install_extension makes (stage_extension: `cargo pgrx package` against that
+# major's pg_config and headers), relocated from wherever that PostgreSQL lives here to
+# Debian's paths; when the build is current, packaging compiles nothing. Every
+# sql/snowflake_pg--*.sql of the source (earlier versions' install scripts, upgrade
 # scripts) goes in beside the install script pgrx generates for this version.
-# Prints the path of target/debian/postgresql-V-snowflake-pg_<version>-1_<arch>.deb.
-# Exits 3, doing nothing, when PostgreSQL V here is not Debian's (16, 17 and 18 come from
-# wheels).
-# Usage: bash scripts/package.sh 15
+# With --source DIR it packages another tree of the repository, such as an earlier
+# release's (tests/package.sh builds 0.2.1's so), into DIR/target/release-files.
+# Prints the path of each file it wrote.
+# Usage: bash scripts/package.sh [--source DIR] [MAJOR...]
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-pg=${1:?usage: package.sh 15}
-
-pg_config=$(pg_config_of "$pg")
-libdir=$("$pg_config" --pkglibdir)
-if [[ $libdir != "/usr/lib/postgresql/$pg/lib" ]] ||
-  ! dpkg-query -W -f='${Status}' "postgresql-$pg" 2>/dev/null | grep -q "install ok installed"; then
-  echo "package.sh: PostgreSQL $pg here is not Debian's postgresql-$pg (its libraries are in $libdir):" \
-    "the packages are for Debian's PostgreSQL, whose paths they install into and which they depend on" >&2
-  exit 3
+tools=$SNOWFLAKE_PG_ROOT
+if [[ ${1:-} == --source ]]; then
+  SNOWFLAKE_PG_ROOT=$(cd "${2:?usage: package.sh [--source DIR] [MAJOR...]}" && pwd)
+  shift 2
 fi
+majors=("$@")
+((${#majors[@]})) || majors=("${PG_VERSIONS[@]}")
+for pg in "${majors[@]}"; do pg_major "$pg" >/dev/null; done
 
-version=$(cd "$SNOWFLAKE_PG_ROOT" && cargo pkgid) # path+file:///...#snowflake_pg@X.Y.Z
-version=${version##*[#@]}
-package=postgresql-$pg-snowflake-pg
-deb=$SNOWFLAKE_PG_ROOT/target/debian/${package}_$version-1_$(dpkg --print-architecture).deb
-root=$SNOWFLAKE_PG_ROOT/target/debian/$package
-rm -f "$deb"
-stage_extension "$pg" "$root" || exit 1
+version=$(extension_version)
+arch=$(dpkg --print-architecture)
+out=${RELEASE_FILES_DIR:-$SNOWFLAKE_PG_ROOT/target/release-files}
+work=$SNOWFLAKE_PG_ROOT/target/release-work
+rm -rf "$out" "$work" && mkdir -p "$out" "$work"
 
-doc=$root/usr/share/doc/$package
-mkdir -p "$doc"
-{ # machine-readable (DEP 5), with the license text of LICENSE
-  echo "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/"
-  echo "Upstream-Name: snowflake_pg"
-  echo
-  echo "Files: *"
-  echo "Copyright: $(sed -n 's/^Copyright (c) //p' "$SNOWFLAKE_PG_ROOT/LICENSE")"
-  echo "License: PostgreSQL"
-  sed -e 's/^$/./' -e 's/^/ /' "$SNOWFLAKE_PG_ROOT/LICENSE"
-} >"$doc/copyright"
-gzip -9n <"$SNOWFLAKE_PG_ROOT/README.md" >"$doc/README.md.gz"
-gzip -9n <"$SNOWFLAKE_PG_ROOT/CHANGELOG.md" >"$doc/changelog.gz"
-# Debian's modes: directories 755, files 644, shared libraries included.
-find "$root" -type d -exec chmod 755 {} +
-find "$root" -type f -exec chmod 644 {} +
-
-mkdir -p "$root/DEBIAN"
-(cd "$root" && find usr -type f -print0 | sort -z | xargs -0 md5sum) >"$root/DEBIAN/md5sums"
-cat >"$root/DEBIAN/control" <<EOF
+# deb V STAGE: the Debian package of PostgreSQL V from the staged build STAGE.
+deb() {
+  local pg=$1 stage=$2 package=postgresql-$1-snowflake-pg
+  local root=$work/$package file=$out/${package}_$version-1_$arch.deb
+  mkdir -p "$root/usr/lib/postgresql/$pg/lib" "$root/usr/share/postgresql/$pg/extension" "$root/usr/share/doc/$package"
+  cp "$stage/lib/snowflake_pg.so" "$root/usr/lib/postgresql/$pg/lib/"
+  cp "$stage"/extension/* "$root/usr/share/postgresql/$pg/extension/"
+  { # machine-readable (DEP 5), with the license text of LICENSE
+    echo "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/"
+    echo "Upstream-Name: snowflake_pg"
+    echo
+    echo "Files: *"
+    echo "Copyright: $(sed -n 's/^Copyright (c) //p' "$SNOWFLAKE_PG_ROOT/LICENSE")"
+    echo "License: PostgreSQL"
+    sed -e 's/^$/./' -e 's/^/ /' "$SNOWFLAKE_PG_ROOT/LICENSE"
+  } >"$root/usr/share/doc/$package/copyright"
+  gzip -9n <"$SNOWFLAKE_PG_ROOT/README.md" >"$root/usr/share/doc/$package/README.md.gz"
+  gzip -9n <"$SNOWFLAKE_PG_ROOT/CHANGELOG.md" >"$root/usr/share/doc/$package/changelog.gz"
+  # Debian's modes: directories 755, files 644, shared libraries included.
+  find "$root" -type d -exec chmod 755 {} +
+  find "$root" -type f -exec chmod 644 {} +
+  mkdir -p "$root/DEBIAN"
+  (cd "$root" && find usr -type f -print0 | sort -z | xargs -0 md5sum) >"$root/DEBIAN/md5sums"
+  cat >"$root/DEBIAN/control" <<CONTROL
 Package: $package
 Version: $version-1
-Architecture: $(dpkg --print-architecture)
+Architecture: $arch
 Maintainer: The snowflake_pg developers
 Installed-Size: $(du -sk "$root/usr" | cut -f1)
 Depends: postgresql-$pg
@@ -67,6 +78,39 @@ Description: time-ordered, cluster-unique 64-bit ids for PostgreSQL $pg
  bound for time-range scans on the primary key, and an id back into its parts.
  .
  This package is for PostgreSQL $pg.
-EOF
-dpkg-deb --build --root-owner-group "$root" "$deb" >>"$root.log" 2>&1 || { cat "$root.log" >&2; exit 1; }
-echo "$deb"
+CONTROL
+  dpkg-deb --build --root-owner-group "$root" "$file" >"$root.log" 2>&1 || { cat "$root.log" >&2; return 1; }
+  echo "$file"
+}
+
+# tarball V STAGE: the tarball of PostgreSQL V from the staged build STAGE, its files
+# owned by root and dated by the source's last commit, so that a rebuild is the same file.
+tarball() {
+  local pg=$1 stage=$2 name=snowflake_pg-$version-pg$1-$arch-linux-gnu
+  local dir=$work/$name
+  mkdir -p "$dir"
+  cp -r "$stage/lib" "$stage/extension" "$dir/"
+  cp "$SNOWFLAKE_PG_ROOT/LICENSE" "$dir/"
+  sed -e "s/@VERSION@/$version/g" -e "s/@MAJOR@/$pg/g" "$tools/packaging/install.sh" >"$dir/install.sh"
+  find "$dir" -type d -exec chmod 755 {} + && find "$dir" -type f -exec chmod 644 {} + && chmod 755 "$dir/install.sh"
+  tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$(git -C "$tools" log -1 --format=%ct)" \
+    -C "$work" -cf - "$name" | gzip -9n >"$out/$name.tar.gz"
+  echo "$out/$name.tar.gz"
+}
+
+for pg in "${majors[@]}"; do
+  pg_config=$(pg_config_of "$pg")
+  stage_extension "$pg" "$work/stage-pg$pg"
+  # The staged build's two directories, wherever this PostgreSQL keeps them.
+  mkdir -p "$work/pg$pg"
+  ln -s "$work/stage-pg$pg$("$pg_config" --pkglibdir)" "$work/pg$pg/lib"
+  ln -s "$work/stage-pg$pg$("$pg_config" --sharedir)/extension" "$work/pg$pg/extension"
+  deb "$pg" "$work/pg$pg"
+  tarball "$pg" "$work/pg$pg"
+done
+if [[ -f $SNOWFLAKE_PG_ROOT/sql_edition/build.sh ]]; then # releases before 0.3.0 have no SQL edition
+  bash "$SNOWFLAKE_PG_ROOT/sql_edition/build.sh" "$out"
+fi
+sums=$(cd "$out" && sha256sum -- *)
+echo "$sums" >"$out/SHA256SUMS"
+echo "$out/SHA256SUMS"
