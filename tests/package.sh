@@ -1,22 +1,45 @@
 #!/usr/bin/env bash
-# The Debian package of Debian's PostgreSQL V, as a DBA would use it: META.json's version
-# checked against Cargo.toml's, the package built (scripts/package.sh) and its fields and
-# files checked, then the source install of snowflake_pg removed from PostgreSQL V, the
-# package installed with apt-get, its files listed by dpkg, the pg_regress suite run
-# against it (installcheck style), and the package removed. Whatever happens, the source
-# install is put back (install_extension V) for the steps that follow.
-# Says SKIP where PostgreSQL V is not Debian's (16, 17 and 18 come from wheels); tests/run.sh
-# runs it on 15 and 18.
-# Usage: bash tests/package.sh 15
+# The release files of PostgreSQL V as a DBA uses them, on servers that never saw a
+# compiler. META.json's version is checked against Cargo.toml's, V's release files are
+# built (scripts/package.sh V: the .deb, the tarball, the SQL edition's files, SHA256SUMS)
+# and checked against their checksums, then:
+# - 15, 17 and 18: in a clean Debian root of the release that packages V (debootstrap
+#   --variant=minbase; bookworm, trixie, sid: debian_release_of) with Debian's own
+#   postgresql-V and no Rust, cargo, clang or C compiler (checked), the .deb is installed
+#   with apt-get and its files checked with dpkg; a cluster without preload, started in the
+#   root as its postgres user, passes the pg_regress suite (the host's pg_regress and psql
+#   of V, over the cluster's socket); one with shared_preload_libraries mints under pgbench,
+#   with a new connection per transaction too, each id from a slot taken and given back,
+#   and writes its reservation (the high-water mark file); apt-get remove leaves none of
+#   the package's files; then the previous release's package (0.2.1, built from its commit
+#   by this scripts/package.sh, cached) is installed, ids are minted and recorded with their
+#   parts, this release's package is installed over it, the server restarted and
+#   `ALTER EXTENSION snowflake_pg UPDATE` run: every recorded id still parses to the same
+#   parts, and new ids are greater. The root is made once and cached under
+#   /var/lib/snowflake_pg/roots; each run works in an overlay over it, thrown away after,
+#   so every run starts from the clean root. The servers it starts there are always stopped
+#   and what it mounts always unmounted.
+# - 16, which no Debian release has: the tarball's install.sh (which refuses another
+#   major's pg_config) installs it into PostgreSQL 16 in place of the source install, and
+#   the pg_regress suite runs against it; whatever happens, the source install is put back
+#   (install_extension 16) for the steps that follow.
+# Usage: bash tests/package.sh 15|16|17|18   (as root)
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
-pg=${1:?usage: package.sh 15}
+pg=${1:?usage: package.sh 15|16|17|18}
+pg_major "$pg" >/dev/null
 fail() { echo "FAIL package: $*" >&2; exit 1; }
+test_began=$EPOCHREALTIME
+
+# The release the packages upgrade from: its version and its commit, in this one place.
+# The tag v<version> names the commit where the clone has tags; the commit id serves where
+# it has not (CI's fresh clones), and its Cargo.toml must say that version.
+previous=0.2.1 previous_commit=18434229a8d4094e32d0ebb68c9da3bcf817d55e
 
 cd "$SNOWFLAKE_PG_ROOT"
-version=$(cargo pkgid) # path+file:///...#snowflake_pg@X.Y.Z
-version=${version##*[#@]}
+version=$(extension_version)
+arch=$(dpkg --print-architecture)
 
 # META.json: valid JSON with the fields PGXN requires, and Cargo.toml's version.
 python3 - "$version" <<'EOF' || fail "META.json does not match Cargo.toml (version $version)"
@@ -35,58 +58,245 @@ sys.exit(1 if problems else 0)
 EOF
 echo "ok META.json: version $version, as Cargo.toml"
 
-status=0
-deb=$(bash scripts/package.sh "$pg") || status=$?
-if ((status == 3)); then echo "SKIP package: PostgreSQL $pg here is not Debian's"; exit 0; fi
-((status == 0)) || fail "scripts/package.sh $pg failed"
-package=$(dpkg-deb -f "$deb" Package)
-[[ $(basename "$deb") == "postgresql-$pg-snowflake-pg_$version-1_$(dpkg --print-architecture).deb" ]] ||
-  fail "the package file is $deb"
-[[ $(dpkg-deb -f "$deb" Version) == "$version-1" && $(dpkg-deb -f "$deb" Depends) == "postgresql-$pg" ]] ||
-  fail "$deb: version $(dpkg-deb -f "$deb" Version), depends on $(dpkg-deb -f "$deb" Depends)"
-
-# The files the package must hold: the library, the control file, this version's install
-# script, every install and upgrade script of the repository, the copyright.
-libdir=/usr/lib/postgresql/$pg/lib extdir=/usr/share/postgresql/$pg/extension
-expected=("$libdir/snowflake_pg.so" "$extdir/snowflake_pg.control" "$extdir/snowflake_pg--$version.sql"
-  "/usr/share/doc/$package/copyright")
+# V's release files, in a directory of this test's own.
+release_dir=$SNOWFLAKE_PG_ROOT/target/release-files-pg$pg
+RELEASE_FILES_DIR=$release_dir bash scripts/package.sh "$pg" >/dev/null || fail "scripts/package.sh $pg failed"
+package=postgresql-$pg-snowflake-pg
+deb=$release_dir/${package}_$version-1_$arch.deb
+tarball=$release_dir/snowflake_pg-$version-pg$pg-$arch-linux-gnu.tar.gz
+[[ -f $deb && -f $tarball ]] || fail "scripts/package.sh $pg wrote no $(basename "$deb") or $(basename "$tarball"): $(ls "$release_dir")"
 shopt -s nullglob
+sql_edition=("$release_dir"/snowflake_sql--*.sql)
+((${#sql_edition[@]} == 2)) || fail "the SQL edition's release files are not two: ${sql_edition[*]##*/}"
+(cd "$release_dir" && sha256sum --check --quiet SHA256SUMS) || fail "the release files do not match SHA256SUMS"
+(($(wc -l <"$release_dir/SHA256SUMS") == 4)) || fail "SHA256SUMS does not cover the 4 release files: $(cat "$release_dir/SHA256SUMS")"
+[[ $(dpkg-deb -f "$deb" Package) == "$package" && $(dpkg-deb -f "$deb" Version) == "$version-1" &&
+  $(dpkg-deb -f "$deb" Depends) == "postgresql-$pg" ]] ||
+  fail "$(basename "$deb"): package $(dpkg-deb -f "$deb" Package), version $(dpkg-deb -f "$deb" Version), depends on $(dpkg-deb -f "$deb" Depends)"
+
+# The extension's files, as named in the server's directories: the library, the control
+# file, this version's install script, every install and upgrade script of the repository.
+extension_files=(snowflake_pg.control "snowflake_pg--$version.sql")
 for script in sql/snowflake_pg--*.sql; do
-  [[ $(basename "$script") == "snowflake_pg--$version.sql" ]] || expected+=("$extdir/$(basename "$script")")
+  [[ $(basename "$script") == "snowflake_pg--$version.sql" ]] || extension_files+=("$(basename "$script")")
 done
 shopt -u nullglob
-echo "ok built $(basename "$deb"): ${#expected[@]} files expected"
+echo "ok release files of PostgreSQL $pg: $(basename "$deb") ($(du -k "$deb" | cut -f1) kB), $(basename "$tarball") ($(du -k "$tarball" | cut -f1) kB), ${sql_edition[*]##*/}; sha256sum -c SHA256SUMS passes"
 
-installed() { dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; }
-apt() { DEBIAN_FRONTEND=noninteractive apt-get "$@" -y -q >"$SNOWFLAKE_PG_ROOT/target/debian/apt.log" 2>&1 ||
-  { cat "$SNOWFLAKE_PG_ROOT/target/debian/apt.log" >&2; return 1; }; }
-# Put the source install back, however the test ends; a signal now would stop it halfway.
-restore() {
-  local code=$?
+# --- 16: the tarball, into the wheel's server --------------------------------------------
+if [[ -z $(debian_release_of "$pg") ]]; then
+  pg_config=$(pg_config_of "$pg")
+  libdir=$("$pg_config" --pkglibdir) extdir=$("$pg_config" --sharedir)/extension
+  # Put the source install back, however the test ends; a signal now would stop it halfway.
+  # shellcheck disable=SC2317 # run by the trap
+  restore() {
+    local code=$?
+    trap - EXIT
+    trap '' INT TERM
+    install_extension "$pg" || { echo "FAIL package: could not restore the source install" >&2; code=1; }
+    exit "$code"
+  }
+  trap restore EXIT
+  trap 'exit 130' INT TERM
+  rm -f "$libdir/snowflake_pg.so" "$extdir/snowflake_pg.control" "$extdir"/snowflake_pg--*.sql
+  unpacked=$SNOWFLAKE_PG_ROOT/target/release-files-pg$pg.unpacked
+  rm -rf "$unpacked" && mkdir -p "$unpacked"
+  tar -xzf "$tarball" -C "$unpacked"
+  top=$unpacked/$(basename "$tarball" .tar.gz)
+  other=$(for v in "${PG_VERSIONS[@]}"; do [[ $v == "$pg" ]] || { echo "$v"; break; }; done)
+  if sh "$top/install.sh" "$(pg_config_of "$other")" >/dev/null 2>&1; then
+    fail "install.sh of PostgreSQL $pg installed into PostgreSQL $other"
+  fi
+  sh "$top/install.sh" "$pg_config" || fail "install.sh $pg_config failed"
+  cmp -s "$top/lib/snowflake_pg.so" "$libdir/snowflake_pg.so" || fail "install.sh did not put the library into $libdir"
+  for file in "${extension_files[@]}"; do
+    cmp -s "$top/extension/$file" "$extdir/$file" || fail "install.sh did not put $file into $extdir"
+  done
+  echo "ok the tarball's install.sh refused PostgreSQL $other's pg_config and installed the library and ${#extension_files[@]} extension files into PostgreSQL $pg"
+  bash tests/regress.sh "$pg" || fail "the pg_regress suite failed against the tarball's install"
+  echo "ok pg_regress suite passed against the tarball's install ($(seconds_since "$test_began") s)"
+  exit 0
+fi
+
+# --- 15, 17, 18: a clean Debian root ----------------------------------------------------
+release=$(debian_release_of "$pg")
+roots=/var/lib/snowflake_pg/roots
+clean=$roots/$release-pg$pg run=$roots/run-pg$pg
+root=$run/root
+mounts=() started=()
+# The root's own programs, with nothing of this machine's environment.
+in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"; }
+as_root_postgres() { in_root runuser -u postgres -- "$@"; }
+apt_in_root() {
+  in_root env DEBIAN_FRONTEND=noninteractive apt-get -y -q "$@" >"$run/apt.log" 2>&1 ||
+    { cat "$run/apt.log" >&2; return 1; }
+}
+# Stops the servers started in the root, then unmounts what was mounted, last first.
+cleanup() {
+  local code=$? i
   trap - EXIT
   trap '' INT TERM
-  if installed; then apt remove --purge "$package" || code=1; fi
-  install_extension "$pg" || { echo "FAIL package: could not restore the source install" >&2; code=1; }
+  for ((i = ${#started[@]} - 1; i >= 0; i--)); do
+    [[ ! -f $root${started[i]}/data/postmaster.pid ]] ||
+      as_root_postgres "/usr/lib/postgresql/$pg/bin/pg_ctl" -D "${started[i]}/data" -m fast -w stop >/dev/null || code=1
+  done
+  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount "${mounts[i]}" || code=1; done
   exit "$code"
 }
-trap restore EXIT
+trap cleanup EXIT
 trap 'exit 130' INT TERM
+mount_at() { # mount_at DIR MOUNT-ARGS...: mounts on DIR, to be unmounted by cleanup
+  local dir=$1; shift
+  mkdir -p "$dir" && mount "$@" "$dir" && mounts+=("$dir")
+}
 
-rm -f "$libdir/snowflake_pg.so" "$extdir/snowflake_pg.control" "$extdir"/snowflake_pg--*.sql
-echo "ok source install removed from PostgreSQL $pg"
+# The clean root, made once: debootstrap's minimal Debian, then Debian's postgresql-V
+# without recommends, nothing started (policy-rc.d). Made under another name and renamed
+# when complete, so an interrupted run leaves no half root behind.
+if [[ ! -d $clean ]]; then
+  root_began=$EPOCHREALTIME
+  rm -rf "$clean.new" && mkdir -p "$roots"
+  debootstrap --variant=minbase "$release" "$clean.new" "$(debian_mirror)" >"$clean.new.log" 2>&1 ||
+    { tail -n 20 "$clean.new.log"; fail "debootstrap $release failed"; }
+  printf '#!/bin/sh\nexit 101\n' >"$clean.new/usr/sbin/policy-rc.d" && chmod 755 "$clean.new/usr/sbin/policy-rc.d"
+  mount_at "$clean.new/proc" --bind /proc
+  chroot "$clean.new" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive sh -c \
+    "apt-get -q update && apt-get -y -q install --no-install-recommends postgresql-$pg && apt-get clean" \
+    >>"$clean.new.log" 2>&1 || { tail -n 20 "$clean.new.log"; fail "installing postgresql-$pg in the $release root failed"; }
+  umount "$clean.new/proc" && unset 'mounts[-1]'
+  mv "$clean.new" "$clean" && rm -f "$clean.new.log"
+  echo "ok made the clean $release root with Debian's postgresql-$pg in $roots ($(seconds_since "$root_began") s, $(du -sm "$clean" | cut -f1) MB)"
+fi
+rm -rf "$run" && mkdir -p "$run/upper" "$run/work"
+mount_at "$root" -t overlay overlay -o "lowerdir=$clean,upperdir=$run/upper,workdir=$run/work"
+mount_at "$root/proc" --bind /proc
+mount_at "$root/dev/shm" -t tmpfs tmpfs
+server_version=$(in_root dpkg-query -W -f="\${Version}" "postgresql-$pg")
+compilers=$(in_root sh -c "for tool in rustc cargo rustup clang gcc cc c++ g++ ld; do command -v \$tool || true; done")
+[[ -z $compilers ]] || fail "the $release root has compilers: $compilers"
+echo "ok the $release root: Debian's postgresql-$pg $server_version; no rustc, cargo, clang, gcc, cc or ld"
 
-apt install "$deb"
-listed=$(dpkg -L "$package")
+# The clusters in the root, run by its postgres user, each in /var/tmp/snowflake_pg/NAME
+# there; lib.sh's sql and pgbench_run reach them through that directory seen from here.
+CLUSTERS_DIR=$root/var/tmp/snowflake_pg
+root_cluster_start() { # NAME PORT [setting=value ...]
+  local dir=/var/tmp/snowflake_pg/$1 port=$2 setting opts; shift 2
+  opts="-k $dir -p $port -c listen_addresses=''"
+  for setting in "$@"; do opts+=" -c $setting"; done
+  in_root install -d -o postgres -g postgres "$dir"
+  as_root_postgres "/usr/lib/postgresql/$pg/bin/initdb" -D "$dir/data" -A trust -U postgres --no-sync >"$root$dir/initdb.log" 2>&1 ||
+    { cat "$root$dir/initdb.log"; return 1; }
+  started+=("$dir")
+  as_root_postgres "/usr/lib/postgresql/$pg/bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -o "$opts" -w start >/dev/null ||
+    { cat "$root$dir/server.log"; return 1; }
+}
+# root_cluster_restart NAME / root_cluster_stop NAME: the server of cluster NAME, restarted
+# or stopped, its log without an internal error (XX000) so far.
+root_cluster_restart() {
+  as_root_postgres "/usr/lib/postgresql/$pg/bin/pg_ctl" -D "/var/tmp/snowflake_pg/$1/data" -m fast -w "${2:-restart}" >/dev/null
+  ! grep -E "$INTERNAL_ERROR_RE" "$CLUSTERS_DIR/$1/server.log" || fail "an internal error in the log of $1"
+}
+root_cluster_stop() { root_cluster_restart "$1" stop; }
+
+# The package, installed with apt-get from the file, as a DBA does.
+libdir=/usr/lib/postgresql/$pg/lib extdir=/usr/share/postgresql/$pg/extension
+expected=("$libdir/snowflake_pg.so" "/usr/share/doc/$package/copyright")
+for file in "${extension_files[@]}"; do expected+=("$extdir/$file"); done
+cp "$deb" "$root/tmp/"
+apt_in_root install "/tmp/$(basename "$deb")" || fail "apt-get install ./$(basename "$deb") failed in the $release root"
+listed=$(in_root dpkg -L "$package")
 for file in "${expected[@]}"; do
   grep -qxF "$file" <<<"$listed" || fail "dpkg -L $package does not list $file"
-  [[ -f $file ]] || fail "$file is listed but not installed"
+  [[ -f $root$file ]] || fail "$file is listed but not installed"
 done
-dpkg --verify "$package" || fail "the installed files of $package differ from the package's checksums"
-echo "ok apt-get installed $package: dpkg -L lists all ${#expected[@]} files, checksums verified"
+in_root dpkg --verify "$package" || fail "the installed files of $package differ from the package's checksums"
+echo "ok apt-get installed $(basename "$deb"): dpkg -L lists all ${#expected[@]} files, checksums verified"
 
-bash tests/regress.sh "$pg" || fail "the pg_regress suite failed against the package"
-echo "ok pg_regress suite passed against the package"
+# A stock server: the pg_regress suite, invoked as tests/regress.sh does: the tests that
+# create the extension first, the others after.
+root_cluster_start stock $((6600 + pg))
+tests=() users=()
+for file in tests/regress/sql/*.sql; do
+  if grep -qi '^CREATE EXTENSION snowflake_pg' "$file"; then tests+=("$(basename "$file" .sql)"); else users+=("$(basename "$file" .sql)"); fi
+done
+out=$SNOWFLAKE_PG_ROOT/target/regress-package-pg$pg
+rm -rf "$out" && mkdir -p "$out"
+"$(dirname "$("$(pg_config_of "$pg")" --pgxs)")/../test/regress/pg_regress" --bindir="$(pg_bin_of "$pg")" \
+  --host="$CLUSTERS_DIR/stock" --port=$((6600 + pg)) --user=postgres --inputdir=tests/regress \
+  --outputdir="$out" --dbname=snowflake_regress "${tests[@]}" "${users[@]}" >"$out/pg_regress.log" 2>&1 ||
+  { cat "$out/pg_regress.log" "$out/regression.diffs" 2>/dev/null; fail "the pg_regress suite failed against the package in the $release root"; }
+root_cluster_stop stock
+echo "ok pg_regress suite ($((${#tests[@]} + ${#users[@]})) tests) passed against the package on the root's PostgreSQL $pg, not preloaded"
 
-apt remove --purge "$package"
-for file in "${expected[@]}"; do [[ ! -e $file ]] || fail "$file is left after removing $package"; done
-echo "ok $package removed, its files with it"
+# A preloading server minting under pgbench: 8 clients, then a new connection for every
+# transaction, so that slots are taken and given back all the time; afterwards no backend
+# holds a slot, at most 8 minted at once and from at most 8 slots, and the reservation is
+# ahead of the clock and written to its file.
+clients=8
+root_cluster_start preload $((6620 + pg)) shared_preload_libraries=snowflake_pg
+sql preload "CREATE EXTENSION snowflake_pg" -c "CREATE TABLE minted (id bigint PRIMARY KEY DEFAULT snowflake_next(), client int NOT NULL)"
+echo "INSERT INTO minted (client) SELECT :client_id FROM generate_series(1, 10);" >"$CLUSTERS_DIR/preload/insert.sql"
+for connect in "" -C; do
+  read -r _ _ failed <<<"$(pgbench_run preload -c "$clients" -j 2 -t 100 $connect -f "$CLUSTERS_DIR/preload/insert.sql")" ||
+    fail "pgbench $connect failed on the preloading server"
+  ((failed == 0)) || fail "pgbench $connect: $failed failed transactions"
+done
+rows=$(sql preload "SELECT count(*) FROM minted")
+((rows == 2 * clients * 100 * 10)) || fail "$rows ids minted, not $((2 * clients * 100 * 10))"
+for ((i = 0; i < 100; i++)); do
+  [[ $(sql preload "SELECT backends_minting FROM snowflake_status") == 0 ]] && break
+  sleep 0.05
+done
+status=$(sql preload "SELECT concat_ws(' ', preloaded, backends_minting, most_backends_minting,
+  high_water_mark > clock_timestamp(), (SELECT count(DISTINCT (snowflake_parse(id)).backend_slot) FROM minted))
+  FROM snowflake_status")
+read -r preloaded minting most ahead slots <<<"$status"
+if ! [[ $preloaded == t && $minting == 0 && $ahead == t ]] || ((most < 2 || most > clients || slots > clients)); then
+  fail "snowflake_status after pgbench (preloaded, backends_minting, most_backends_minting, high-water mark ahead, slots used): $status"
+fi
+mark=$CLUSTERS_DIR/preload/data/pg_snowflake/high_water_mark
+[[ -s $mark ]] || fail "no reservation written to $mark"
+root_cluster_stop preload
+[[ -s $mark ]] || fail "the high-water mark file is gone after a clean stop"
+echo "ok preloading server: $rows ids from $((2 * clients * 100)) transactions of $clients clients (the last $((clients * 100)) each on a new connection), 0 failed, 0 duplicates; slots taken and given back (at most $most minting at once, $slots slots used, 0 held after), the reservation ahead of the clock and written"
+
+apt_in_root remove "$package" || fail "apt-get remove $package failed"
+for file in "${expected[@]}"; do [[ ! -e $root$file ]] || fail "$file is left after apt-get remove $package"; done
+! in_root dpkg-query -W -f="\${Status}" "$package" 2>/dev/null | grep -qv not-installed ||
+  fail "dpkg still knows $package after apt-get remove: $(in_root dpkg-query -W -f="\${Status}" "$package")"
+echo "ok apt-get remove $package: none of its files left"
+
+# The previous release's package, built once from its commit by this scripts/package.sh.
+commit=$(git rev-parse -q --verify "refs/tags/v$previous^{commit}" || echo "$previous_commit")
+git cat-file -e "$commit^{commit}" 2>/dev/null || fail "this clone lacks $previous's commit $commit"
+[[ $(git show "$commit:Cargo.toml" | sed -n 's/^version = "\(.*\)"$/\1/p') == "$previous" ]] ||
+  fail "the Cargo.toml of commit $commit does not say version $previous"
+old=/var/lib/snowflake_pg/releases/$previous-$commit
+old_deb=$old/pg$pg/${package}_$previous-1_$arch.deb
+if [[ ! -f $old_deb ]]; then
+  if [[ ! -f $old/src/Cargo.toml ]]; then
+    rm -rf "$old/src" && mkdir -p "$old/src"
+    git archive "$commit" | tar -x -C "$old/src"
+  fi
+  RELEASE_FILES_DIR=$old/pg$pg bash scripts/package.sh --source "$old/src" "$pg" >/dev/null ||
+    fail "scripts/package.sh could not package $previous for PostgreSQL $pg"
+fi
+cp "$old_deb" "$root/tmp/"
+apt_in_root install "/tmp/$(basename "$old_deb")" || fail "apt-get install ./$(basename "$old_deb") failed"
+root_cluster_start upgrade $((6640 + pg)) shared_preload_libraries=snowflake_pg
+sql upgrade "CREATE EXTENSION snowflake_pg" \
+  -c "CREATE TABLE before AS SELECT id, to_jsonb(snowflake_parse(id)) AS parts FROM (SELECT snowflake_next() AS id FROM generate_series(1, 1000)) ids"
+[[ $(sql upgrade "SELECT extversion FROM pg_extension WHERE extname = 'snowflake_pg'") == "$previous" ]] ||
+  fail "the $previous package made version $(sql upgrade "SELECT extversion FROM pg_extension WHERE extname = 'snowflake_pg'")"
+apt_in_root install "/tmp/$(basename "$deb")" || fail "apt-get install ./$(basename "$deb") over $previous failed"
+[[ $(in_root dpkg-query -W -f="\${Version}" "$package") == "$version-1" ]] || fail "$package is not $version-1 after the upgrade"
+root_cluster_restart upgrade
+sql upgrade "ALTER EXTENSION snowflake_pg UPDATE"
+check=$(sql upgrade "SELECT concat_ws(' ', (SELECT extversion FROM pg_extension WHERE extname = 'snowflake_pg'),
+  (SELECT count(*) FROM before WHERE NOT parts <@ to_jsonb(snowflake_parse(id))),
+  (SELECT min(snowflake_next()) > (SELECT max(id) FROM before) FROM generate_series(1, 1000)))")
+[[ $check == "$version 0 t" ]] ||
+  fail "after the update (version, ids that parse otherwise than before, new ids greater): $check, not '$version 0 t'"
+root_cluster_stop upgrade
+echo "ok upgraded from $previous's package (built from $commit): apt-get install over it, a restart, ALTER EXTENSION UPDATE to $version; 1000 ids minted before parse to the same parts, 1000 minted after are greater"
+echo "ok package test of PostgreSQL $pg in the $release root ($(seconds_since "$test_began") s)"
