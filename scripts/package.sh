@@ -20,6 +20,8 @@
 # With --source DIR it packages another tree of the repository, such as an earlier
 # release's (tests/package.sh builds 0.2.1's so), into DIR/target/release-files.
 # Prints the path of each file it wrote.
+# Two runs may go side by side when their directories differ (tests/package.sh gives each
+# major its own).
 # Usage: bash scripts/package.sh [--source DIR] [MAJOR...]
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -36,7 +38,7 @@ for pg in "${majors[@]}"; do pg_major "$pg" >/dev/null; done
 version=$(extension_version)
 arch=$(dpkg --print-architecture)
 out=${RELEASE_FILES_DIR:-$SNOWFLAKE_PG_ROOT/target/release-files}
-work=$SNOWFLAKE_PG_ROOT/target/release-work
+work=$out.work # the packages' trees and the staged builds, beside the files: one per directory of files
 rm -rf "$out" "$work" && mkdir -p "$out" "$work"
 
 # deb V STAGE: the Debian package of PostgreSQL V from the staged build STAGE.
@@ -89,7 +91,7 @@ tarball() {
   local pg=$1 stage=$2 name=snowflake_pg-$version-pg$1-$arch-linux-gnu
   local dir=$work/$name
   mkdir -p "$dir"
-  cp -r "$stage/lib" "$stage/extension" "$dir/"
+  cp -rL "$stage/lib" "$stage/extension" "$dir/"
   cp "$SNOWFLAKE_PG_ROOT/LICENSE" "$dir/"
   sed -e "s/@VERSION@/$version/g" -e "s/@MAJOR@/$pg/g" "$tools/packaging/install.sh" >"$dir/install.sh"
   find "$dir" -type d -exec chmod 755 {} + && find "$dir" -type f -exec chmod 644 {} + && chmod 755 "$dir/install.sh"

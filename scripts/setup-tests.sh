@@ -96,7 +96,8 @@ readable "$PG16_HOME" "$PG16_WHEEL_DIR"
 # debian_download DIR SUITE PACKAGE...: the Debian packages of release SUITE unpacked into
 # DIR/root (dpkg -x, not installed), their .deb files kept in DIR/deb. They are fetched
 # through an apt configuration of their own in DIR, so the machine's bookworm sources,
-# lists and cache are untouched.
+# lists and cache are untouched. The archive may be a snapshot older than its Release
+# files' Valid-Until (sid's is a week), which is no reason to refuse it.
 debian_download() {
   local dir=$1 suite=$2 deb; shift 2
   mkdir -p "$dir/sources.list.d" "$dir/lists/partial" "$dir/cache/archives/partial" "$dir/deb"
@@ -109,7 +110,7 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SOURCES
   local apt=(apt-get -q -o Dir::Etc::SourceList=/dev/null
     -o "Dir::Etc::SourceParts=$dir/sources.list.d" -o "Dir::State::Lists=$dir/lists"
-    -o "Dir::Cache=$dir/cache" -o APT::Sandbox::User=root
+    -o "Dir::Cache=$dir/cache" -o APT::Sandbox::User=root -o Acquire::Check-Valid-Until=false
     -o Acquire::IndexTargets::deb::DEP-11::DefaultEnabled=false
     -o Acquire::IndexTargets::deb::DEP-11-icons::DefaultEnabled=false
     -o Acquire::IndexTargets::deb::DEP-11-icons-small::DefaultEnabled=false)

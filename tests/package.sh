@@ -81,6 +81,16 @@ for script in sql/snowflake_pg--*.sql; do
   [[ $(basename "$script") == "snowflake_pg--$version.sql" ]] || extension_files+=("$(basename "$script")")
 done
 shopt -u nullglob
+# The tarball: the package's library, the same extension files, its install script.
+unpacked=$release_dir.unpacked
+rm -rf "$unpacked" && mkdir -p "$unpacked"
+tar -xzf "$tarball" -C "$unpacked"
+top=$unpacked/$(basename "$tarball" .tar.gz)
+for file in install.sh lib/snowflake_pg.so "${extension_files[@]/#/extension/}"; do
+  [[ -f $top/$file && ! -L $top/$file ]] || fail "$(basename "$tarball") holds no file $file"
+done
+dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/lib/postgresql/$pg/lib/snowflake_pg.so" | cmp -s - "$top/lib/snowflake_pg.so" ||
+  fail "the library of $(basename "$tarball") is not that of $(basename "$deb")"
 echo "ok release files of PostgreSQL $pg: $(basename "$deb") ($(du -k "$deb" | cut -f1) kB), $(basename "$tarball") ($(du -k "$tarball" | cut -f1) kB), ${sql_edition[*]##*/}; sha256sum -c SHA256SUMS passes"
 
 # --- 16: the tarball, into the wheel's server --------------------------------------------
@@ -99,10 +109,6 @@ if [[ -z $(debian_release_of "$pg") ]]; then
   trap restore EXIT
   trap 'exit 130' INT TERM
   rm -f "$libdir/snowflake_pg.so" "$extdir/snowflake_pg.control" "$extdir"/snowflake_pg--*.sql
-  unpacked=$SNOWFLAKE_PG_ROOT/target/release-files-pg$pg.unpacked
-  rm -rf "$unpacked" && mkdir -p "$unpacked"
-  tar -xzf "$tarball" -C "$unpacked"
-  top=$unpacked/$(basename "$tarball" .tar.gz)
   other=$(for v in "${PG_VERSIONS[@]}"; do [[ $v == "$pg" ]] || { echo "$v"; break; }; done)
   if sh "$top/install.sh" "$(pg_config_of "$other")" >/dev/null 2>&1; then
     fail "install.sh of PostgreSQL $pg installed into PostgreSQL $other"
@@ -159,6 +165,8 @@ if [[ ! -d $clean ]]; then
   debootstrap --variant=minbase "$release" "$clean.new" "$(debian_mirror)" >"$clean.new.log" 2>&1 ||
     { tail -n 20 "$clean.new.log"; fail "debootstrap $release failed"; }
   printf '#!/bin/sh\nexit 101\n' >"$clean.new/usr/sbin/policy-rc.d" && chmod 755 "$clean.new/usr/sbin/policy-rc.d"
+  # The archive may be a snapshot older than its Release files' Valid-Until (sid's is a week).
+  echo 'Acquire::Check-Valid-Until "false";' >"$clean.new/etc/apt/apt.conf.d/99snowflake-pg-snapshot"
   mount_at "$clean.new/proc" --bind /proc
   chroot "$clean.new" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive sh -c \
     "apt-get -q update && apt-get -y -q install --no-install-recommends postgresql-$pg && apt-get clean" \
@@ -230,8 +238,9 @@ echo "ok pg_regress suite ($((${#tests[@]} + ${#users[@]})) tests) passed agains
 
 # A preloading server minting under pgbench: 8 clients, then a new connection for every
 # transaction, so that slots are taken and given back all the time; afterwards no backend
-# holds a slot, at most 8 minted at once and from at most 8 slots, and the reservation is
-# ahead of the clock and written to its file.
+# holds a slot, and the 800 connections of the second run minted from few slots: at most
+# 16, as a new connection may take a slot before the backend it follows has exited and
+# given its own back. The reservation is ahead of the clock and written to its file.
 clients=8
 root_cluster_start preload $((6620 + pg)) shared_preload_libraries=snowflake_pg
 sql preload "CREATE EXTENSION snowflake_pg" -c "CREATE TABLE minted (id bigint PRIMARY KEY DEFAULT snowflake_next(), client int NOT NULL)"
@@ -251,7 +260,7 @@ status=$(sql preload "SELECT concat_ws(' ', preloaded, backends_minting, most_ba
   high_water_mark > clock_timestamp(), (SELECT count(DISTINCT (snowflake_parse(id)).backend_slot) FROM minted))
   FROM snowflake_status")
 read -r preloaded minting most ahead slots <<<"$status"
-if ! [[ $preloaded == t && $minting == 0 && $ahead == t ]] || ((most < 2 || most > clients || slots > clients)); then
+if ! [[ $preloaded == t && $minting == 0 && $ahead == t ]] || ((most < 2 || most > 2 * clients || slots > 2 * clients)); then
   fail "snowflake_status after pgbench (preloaded, backends_minting, most_backends_minting, high-water mark ahead, slots used): $status"
 fi
 mark=$CLUSTERS_DIR/preload/data/pg_snowflake/high_water_mark
