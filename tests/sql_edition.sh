@@ -83,8 +83,9 @@ expect_error() {
 
 "$SNOWFLAKE_PG_ROOT/sql_edition/build.sh" "$out" >/dev/null
 release=$(sed -n "s/^default_version = '\(.*\)'$/\1/p" "$SNOWFLAKE_PG_ROOT/sql_edition/snowflake_sql.control")
-# The next release, built from the same source under another version: the upgrade path.
-next=$release.1
+# The next release (the patch number one up), built from the same source under that
+# version: the upgrade path of a psql -f install and of pg_tle.
+next=${release%.*}.$((${release##*.} + 1))
 "$SNOWFLAKE_PG_ROOT/sql_edition/build.sh" "$out" --version "$next" --from "$release" >/dev/null
 psql_script=$out/snowflake_sql--$release.sql
 ok "built $(basename "$psql_script"), snowflake_sql--$release--pg_tle.sql and $next with an update path"
@@ -145,14 +146,14 @@ if $have_native; then
        AND (n.provolatile, n.proisstrict, n.proparallel) <> (s.provolatile, s.proisstrict, s.proparallel)
        AND n.proname <> 'snowflake_next'")
   [[ -z $differ ]] || fail "labels differ from the native's: $differ"
-  missing=$(q "$main" conform postgres "
+  lacking=$(q "$main" conform postgres "
     SELECT string_agg(n.proname || '(' || pg_get_function_identity_arguments(n.oid) || ')', ', ')
       FROM pg_proc n WHERE n.pronamespace = 'public'::regnamespace AND n.proname LIKE 'snowflake%'
        AND n.proname NOT IN ('snowflake_claim_node', 'snowflake_server_status')
        AND NOT EXISTS (SELECT FROM pg_proc s WHERE s.pronamespace = 'sqled'::regnamespace AND s.proname = n.proname
                          AND pg_get_function_identity_arguments(s.oid) = pg_get_function_identity_arguments(n.oid)
                          AND replace(pg_get_function_result(s.oid), 'sqled.', '') = pg_get_function_result(n.oid))")
-  [[ -z $missing ]] || fail "native functions the SQL edition lacks or types otherwise: $missing"
+  [[ -z $lacking ]] || fail "native functions the SQL edition lacks or types otherwise: $lacking"
   ok "every native function has its SQL edition twin, with the same labels (snowflake_next: parallel unsafe)"
 
   # Values: 100,000 random inputs per function, the edges included, compared whole.
@@ -370,10 +371,14 @@ SQL
 [[ $rising == $'t\nt\nt|1\n0|t' ]] || fail "ids across ROLLBACK, a savepoint, RESET ALL and DISCARD ALL: $rising"
 ok "a session's ids rise across ROLLBACK, ROLLBACK TO SAVEPOINT, RESET ALL (same slot, no lock leaked) and DISCARD ALL (slot given back)"
 
-expect_error "$main" conform app 25006 'cannot mint snowflake ids in a read-only transaction' \
-  "BEGIN READ ONLY; SELECT sqled.snowflake_next()"
-PGOPTIONS='-c default_transaction_read_only=on' expect_error "$main" conform app 25006 \
-  'cannot mint snowflake ids in a read-only transaction' "SELECT sqled.snowflake_next()"
+# The error, with its hint, however the transaction is made read-only; a session that holds
+# a slot already is refused alike.
+read_only='cannot mint snowflake ids in a read-only transaction.*HINT:  Mint in a read-write transaction'
+expect_error "$main" conform app 25006 "$read_only" "BEGIN READ ONLY; SELECT sqled.snowflake_next()"
+expect_error "$main" conform app 25006 "$read_only" \
+  "SELECT sqled.snowflake_next(); BEGIN; SET TRANSACTION READ ONLY; SELECT sqled.snowflake_next()"
+PGOPTIONS='-c default_transaction_read_only=on' expect_error "$main" conform app 25006 "$read_only" \
+  "SELECT sqled.snowflake_next()"
 [[ $(q "$main" conform app "BEGIN READ ONLY; SELECT sqled.snowflake_floor(now()) > 0, (sqled.snowflake_parse(1)).sequence; COMMIT") == "t|1" ]] ||
   fail "floor and parse in a read-only transaction"
 ok "a read-only transaction: floor and parse work, snowflake_next() refuses with 25006"
@@ -472,8 +477,12 @@ expect_error "$main" conform app 42501 'permission denied for sequence snowflake
   "SELECT setval('sqled.snowflake_slot_3', 1)"
 expect_error "$main" conform app 42501 'permission denied for sequence snowflake_slot_3' \
   "SELECT nextval('sqled.snowflake_slot_3')"
-expect_error "$main" conform app 42501 'permission denied for function snowflake_sql_mint' \
-  "SELECT sqled.snowflake_sql_mint(NULL)"
+expect_error "$main" conform app 42501 'permission denied for function snowflake_sql_take_slot' \
+  "SELECT sqled.snowflake_sql_take_slot('x')"
+expect_error "$main" conform app 42501 'permission denied for function snowflake_sql_next_made' \
+  "SELECT sqled.snowflake_sql_next_made()"
+expect_error "$main" conform app 42501 'permission denied for function snowflake_sql_compile' \
+  "SELECT sqled.snowflake_sql_compile(sqled.snowflake_sql_settings())"
 expect_error "$main" conform app 42501 'permission denied for table snowflake_life' \
   "DELETE FROM sqled.snowflake_life"
 # Another session holds a slot; a plain role that names it in the cache mints elsewhere.
@@ -489,6 +498,24 @@ got=$(q "$main" conform app "SET snowflake_sql.slot = '$held_slot'; SET client_m
   SELECT (sqled.snowflake_parse(sqled.snowflake_next())).backend_slot, (sqled.snowflake_parse(sqled.snowflake_next())).node_id")
 [[ ${got%|*} != "$held_slot" && ${got#*|} == 0 ]] || fail "a plain role naming slot $held_slot minted on slot/node $got"
 ok "a plain role cannot configure, write the settings, move a slot's sequence, call the internals, nor mint on another's slot"
+# snowflake_next() runs as the installing role without a SET search_path (its cost: see
+# sql_edition/src/60_next.sql): a caller's schema placed before pg_catalog, with look-alikes
+# of every function, operator and type it uses, changes nothing.
+sql "$main" "CREATE SCHEMA evil AUTHORIZATION app" -d conform
+hostile=$(q "$main" conform app "SET search_path = evil, pg_catalog;
+  CREATE FUNCTION evil.nextval(regclass) RETURNS bigint LANGUAGE sql RETURN 0;
+  CREATE FUNCTION evil.current_setting(text, boolean) RETURNS text LANGUAGE sql RETURN '7';
+  CREATE FUNCTION evil.current_setting(text) RETURNS text LANGUAGE sql RETURN 'off';
+  CREATE FUNCTION evil.pg_advisory_unlock(int, int) RETURNS boolean LANGUAGE sql RETURN true;
+  CREATE FUNCTION evil.or8(bigint, bigint) RETURNS bigint LANGUAGE sql RETURN 0;
+  CREATE OPERATOR evil.| (FUNCTION = evil.or8, LEFTARG = bigint, RIGHTARG = bigint);
+  CREATE DOMAIN evil.text AS pg_catalog.text CHECK (false);
+  SELECT count(DISTINCT id), bool_and((sqled.snowflake_parse(id)).node_id = 0),
+         bool_and((sqled.snowflake_parse(id)).ts > now() - interval '1 minute')
+    FROM (SELECT sqled.snowflake_next() AS id FROM generate_series(1, 1000)) s" 2>&1) || true
+[[ $hostile == "1000|t|t" ]] || fail "a caller's look-alike functions, operators and types reached snowflake_next(): $hostile"
+sql "$main" "DROP SCHEMA evil CASCADE" -d conform
+ok "a caller's search_path with look-alikes of pg_catalog's functions, operators and types before pg_catalog: ids as ever"
 
 # --- Node claims: two databases of one server, two servers -------------------------------
 
@@ -530,15 +557,19 @@ ok "a spent tick waits for the next: 400 ids at 4 per ms over $ms_used ms, none 
 # With a lead of 1 s, a burst runs ahead of the clock; the next session on the one slot goes
 # on from the burst's last pair, in the same ms, without waiting the lead out.
 q "$main" ticks master "SELECT snowflake.snowflake_configure(max_lead_ms => 1000)" >/dev/null
-q "$main" ticks master "CREATE TABLE burst (id bigint PRIMARY KEY, holder int); GRANT INSERT, SELECT ON burst TO app"
+# Each row keeps the clock of its minting: on a loaded machine the next holder may start
+# only once the clock has passed the burst, and then it mints on the clock's own tick.
+q "$main" ticks master "CREATE TABLE burst (id bigint PRIMARY KEY, holder int, c timestamptz DEFAULT clock_timestamp());
+  GRANT INSERT, SELECT ON burst TO app"
 q "$main" ticks app "INSERT INTO burst SELECT snowflake.snowflake_next(), 1 FROM generate_series(1, 2000)"
 q "$main" ticks app "INSERT INTO burst SELECT snowflake.snowflake_next(), 2 FROM generate_series(1, 10)"
-handover=$(q "$main" ticks postgres "SELECT (SELECT min(id) FROM burst WHERE holder = 2) > (SELECT max(id) FROM burst WHERE holder = 1),
-    (SELECT (snowflake.snowflake_parse(max(id))).ts FROM burst WHERE holder = 1) > clock_timestamp(),
-    (SELECT (snowflake.snowflake_parse(min(id))).ts - (snowflake.snowflake_parse((SELECT max(id) FROM burst WHERE holder = 1))).ts
-       FROM burst WHERE holder = 2) <= interval '1 ms'")
+handover=$(q "$main" ticks postgres "WITH b AS (SELECT max(id) AS last, (snowflake.snowflake_parse(max(id))).ts AS last_ts, max(c) AS done
+                  FROM burst WHERE holder = 1),
+    n AS (SELECT min(id) AS first, (snowflake.snowflake_parse(min(id))).ts AS first_ts, min(c) AS began FROM burst WHERE holder = 2)
+  SELECT first > last, last_ts > done,
+         first_ts - last_ts <= interval '1 ms' OR began >= last_ts FROM b, n")
 [[ $handover == "t|t|t" ]] || fail "the slot's next holder after a burst: $handover (above|burst ahead of clock|same or next ms)"
-ok "a slot handed over after a burst 500 ms ahead of the clock: the next holder goes on above it, in the same or next ms"
+ok "a slot handed over after a burst 500 ms ahead of the clock: the next holder goes on above it, in the same or next ms (or on the clock, once past it)"
 sql "$main" "DROP DATABASE ticks WITH (FORCE)"
 
 # --- pg_tle: CREATE EXTENSION by the master user, and the update path ---------------------
@@ -583,6 +614,28 @@ install_psql "$main" move1 snowflake "$out/snowflake_sql--$next.sql"
 [[ $(q "$main" move1 master "SELECT snowflake.snowflake_sql_version(), snowflake.snowflake_next() > (SELECT max(id) FROM orders),
   (SELECT node_id FROM snowflake.snowflake_status)") == "$next|t|1" ]] || fail "the psql -f update to $next"
 ok "psql -f update of an install to $next: settings kept, ids rising"
+# A whole database, the edition's schema included, dumped and restored: the
+# slots' sequences have new oids there, so the first call makes snowflake_next() again
+# (its fingerprint, 60_next.sql) and goes on above the dumped ids, under the same settings.
+db restore1
+install_psql "$main" restore1
+q "$main" restore1 master "SELECT snowflake.snowflake_configure(node_id => 2);
+  CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake.snowflake_next(), era text); GRANT INSERT, SELECT ON t TO app" >/dev/null
+q "$main" restore1 app "INSERT INTO t (era) SELECT 'before' FROM generate_series(1, 1000)"
+made=$(q "$main" restore1 postgres "SELECT md5(prosrc) FROM pg_proc WHERE oid = 'snowflake.snowflake_next()'::regprocedure")
+as_pg "$bin/pg_dump" -Fc -h "$CLUSTERS_DIR/$main" -p "$base" -U postgres restore1 -f "$CLUSTERS_DIR/$main/restore1.dump"
+# Into a database of the same name (the claims name the database), made anew.
+sql "$main" "DROP DATABASE restore1 WITH (FORCE)" -c "CREATE DATABASE restore1 OWNER master"
+as_pg "$bin/pg_restore" -d restore1 -h "$CLUSTERS_DIR/$main" -p "$base" -U postgres "$CLUSTERS_DIR/$main/restore1.dump" ||
+  fail "restoring a database with the edition's schema"
+said=$(q "$main" restore1 app "INSERT INTO t (era) SELECT 'after' FROM generate_series(1, 1000)" 2>&1)
+[[ -z $said ]] || fail "the first call after a restore says: $said"
+restored=$(q "$main" restore1 postgres "SELECT (SELECT min(id) FROM t WHERE era = 'after') > (SELECT max(id) FROM t WHERE era = 'before'),
+  bool_and((snowflake.snowflake_parse(id)).node_id = 2), count(DISTINCT id),
+  (SELECT md5(prosrc) FROM pg_proc WHERE oid = 'snowflake.snowflake_next()'::regprocedure) <> '$made' FROM t")
+[[ $restored == "t|t|2000|t" ]] || fail "a restored database: $restored (above|node 2|distinct|made again)"
+sql "$main" "DROP DATABASE restore1 WITH (FORCE)"
+ok "a database dumped and restored whole: snowflake_next() made again for the new sequences, ids above the dumped ones, node id kept"
 if $have_native; then
   # dump_app FROM TO: the application's objects of FROM restored into TO, the edition's
   # schema and any extension left out (docs/managed.md, "Moving between editions").
@@ -677,11 +730,13 @@ for name in "$standby" "$behind"; do as_pg "$bin/pg_ctl" -D "$CLUSTERS_DIR/$name
 sed 's/old/new/' "$CLUSTERS_DIR/$clock/hand.sql" >"$CLUSTERS_DIR/$clock/hand-new.sql"
 bench "$standby" fo app -c 8 -j 2 -C -T 1 -f "$CLUSTERS_DIR/$clock/hand-new.sql" >/dev/null ||
   fail "minting on the promoted standby"
-promoted=$(q "$standby" fo postgres "SELECT count(*), min(id) > $old_max, count(DISTINCT (snowflake.snowflake_parse(id)).backend_slot)
+promoted=$(q "$standby" fo postgres "SELECT count(*), min(id) > $old_max, count(DISTINCT (snowflake.snowflake_parse(id)).backend_slot),
+    (snowflake.snowflake_parse(min(id))).ts - (snowflake.snowflake_parse($old_max)).ts > interval '1 s'
   FROM handed WHERE era = 'new'")
-IFS='|' read -r rows above slots <<<"$promoted"
-[[ $above == t && $rows -gt 0 ]] || fail "promoted standby 1 s behind: $promoted (ids|all above the old primary's|slots)"
-ok "failover to a standby 1 s behind: $rows ids from $slots slots, every one above the old primary's last ($old_max)"
+IFS='|' read -r rows above slots margin <<<"$promoted"
+[[ $above == t && $margin == t && $rows -gt 0 ]] ||
+  fail "promoted standby 1 s behind: $promoted (ids|all above the old primary's|slots|1 s margin)"
+ok "failover to a standby 1 s behind: $rows ids from $slots slots, every one more than 1 s (the margin) above the old primary's last ($old_max)"
 expect_error "$behind" fo app 55000 'the system clock is [0-9]{4,5} ms behind the last snowflake id of this backend slot' \
   "INSERT INTO handed (era) VALUES ('refused')"
 ok "failover to a standby 10 s behind (past max_lead_ms): refused with 55000, never an id at or below the old primary's"

@@ -145,6 +145,8 @@ BEGIN
   END IF;
   DELETE FROM @extschema@.snowflake_settings s WHERE s.configured;
   INSERT INTO @extschema@.snowflake_settings SELECT new.*;
+  -- snowflake_next() carries the settings in its code (60_next.sql): made again.
+  PERFORM @extschema@.snowflake_sql_compile(new);
   IF new.node_id <> cur.node_id THEN
     -- This database no longer mints under its old node id.
     DELETE FROM @extschema@.snowflake_nodes n

@@ -18,10 +18,14 @@
 -- spent its tick, or a clock stepped back) is taken up to max_lead_ms ahead; past that a
 -- short wait (10 ms, or one tick of a longer unit) is slept out and a longer one refused.
 --
+-- Code. snowflake_next() and snowflake_next(gene) are made by snowflake_sql_compile, below,
+-- with the settings and the slots' sequences as constants: a call reads no table.
+--
 -- Start of a server life. After a crash restart or a promotion, the first session to take
--- a slot sets the floor of the life: one tick past the last pair of every slot. Every slot
--- starts at or above it, so the new life's ids lie above every id of the last one whose
--- WAL survived, whatever the clock says. The floor sits in an unlogged table, which
+-- a slot sets the floor of the life: one tick past the last pair of every slot, and a
+-- margin of 1 s (the native's at promotion) for pairs whose WAL a standby did not receive.
+-- Every slot starts at or above it, so the new life's ids lie above every id of the last
+-- one whose WAL survived, whatever the clock says. The floor sits in an unlogged table, which
 -- PostgreSQL empties after a crash and which a promoted standby starts empty.
 
 DO $slots$
@@ -56,21 +60,208 @@ RETURN EXISTS (SELECT FROM generate_series(0, 1023) slot
                 WHERE pg_sequence_last_value(@extschema@.snowflake_sql_slot_sequence(slot)) IS NOT NULL);
 REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_minted() FROM PUBLIC;
 
--- snowflake_sql_take_slot(settings): a slot for this session, held twice; the slot it
+-- The functions of an earlier build that this one replaces (a psql -f or pg_tle update),
+-- dropped where they exist (DROP ... IF EXISTS would print a notice at every install).
+DO $dropped$
+DECLARE
+  f text;
+BEGIN
+  FOREACH f IN ARRAY ARRAY['@extschema@.snowflake_sql_mint(bigint)',
+                           '@extschema@.snowflake_sql_take_slot(@extschema@.snowflake_settings)'] LOOP
+    IF pg_catalog.to_regprocedure(f) IS NOT NULL THEN
+      EXECUTE 'DROP FUNCTION ' || f;
+    END IF;
+  END LOOP;
+END
+$dropped$;
+
+-- snowflake_sql_slot_oids(slots): the sequences of the first `slots` slots, as oids.
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_slot_oids(slots integer) RETURNS oid[]
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+RETURN (SELECT array_agg(@extschema@.snowflake_sql_slot_sequence(i)::oid ORDER BY i)
+          FROM generate_series(0, slots - 1) i);
+
+-- snowflake_sql_template(): the code of snowflake_next() and snowflake_next(gene), which
+-- snowflake_sql_compile fills in; its words {LIKE_THIS} are filled in there.
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_template() RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN $template$
+CREATE OR REPLACE FUNCTION @extschema@.{NAME}({ARGS}) RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER AS $body$
+-- Made by snowflake_sql_compile (fingerprint {FINGERPRINT}): do not edit.
+DECLARE
+  cached pg_catalog.text := pg_catalog.current_setting('snowflake_sql.slot', true);
+  slot integer;
+  seq pg_catalog.regclass;
+  t bigint;
+  v bigint;
+  vt bigint;
+BEGIN
+  {GENE_CHECK}
+  -- The cached slot, proven ours: letting one of our two holds go succeeds only if we
+  -- hold it, and taking it back is then immediate. Not in a read-only transaction, which
+  -- goes to the refusal below. One IF per test: each costs a PL/pgSQL expression.
+  IF pg_catalog.current_setting('transaction_read_only') OPERATOR(pg_catalog.=) 'off'
+     AND cached OPERATOR(pg_catalog.~) '^[0-9]{1,4}$' THEN
+    slot := cached::integer;
+    IF slot OPERATOR(pg_catalog.>=) {SLOTS}
+       OR NOT (pg_catalog.pg_advisory_unlock(1936617335, slot) AND pg_catalog.pg_try_advisory_lock(1936617335, slot)) THEN
+      slot := NULL; -- not ours, or we held it once only and another session took it meanwhile
+    END IF;
+  END IF;
+  IF slot IS NULL THEN
+    IF pg_catalog.current_setting('transaction_read_only') OPERATOR(pg_catalog.=) 'on' THEN
+      PERFORM @extschema@.snowflake_sql_refuse_read_only();
+    END IF;
+    slot := @extschema@.snowflake_sql_take_slot('{FINGERPRINT}');
+    IF slot IS NULL THEN
+      -- Made again from the settings in force: the new code makes this call's id, in its
+      -- copy under another name (PL/pgSQL cannot compile anew a function that is running).
+      RETURN @extschema@.snowflake_sql_next_made({SELF});
+    END IF;
+  END IF;
+  seq := ('{SEQUENCES}'::pg_catalog.oid[])[slot OPERATOR(pg_catalog.+) 1];
+  -- The clock's ms since the epoch, then its tick (a time before the epoch stays negative).
+  t := (pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000000)::bigint
+        OPERATOR(pg_catalog./) 1000) OPERATOR(pg_catalog.-) {EPOCH_MS};
+  {TICK}
+  v := pg_catalog.nextval(seq);
+  vt := v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS};
+  IF vt OPERATOR(pg_catalog.<) t THEN
+    IF t OPERATOR(pg_catalog.>) {MAX_TICKS} THEN
+      PERFORM @extschema@.snowflake_sql_refuse('time full');
+    END IF;
+    v := t OPERATOR(pg_catalog.<<) {SEQUENCE_BITS};
+    v := pg_catalog.setval(seq, v); -- an assignment, not PERFORM: no query of its own
+    vt := t;
+  ELSIF t OPERATOR(pg_catalog.<) 0 OR vt OPERATOR(pg_catalog.>) LEAST(t OPERATOR(pg_catalog.+) {LEAD}, {MAX_TICKS}) THEN
+    -- Before the epoch, past the lead bound, or past the time field: refused or waited out.
+    PERFORM @extschema@.snowflake_sql_wait(vt, v, t, {EPOCH_MS}, {UNIT_MS}, {LEAD}, {SEQUENCE_BITS}, {MAX_LEAD_MS}, {MAX_TICKS});
+  END IF;
+  -- Parenthesized: PostgreSQL gives the OPERATOR() forms one precedence, left to right.
+  RETURN (vt OPERATOR(pg_catalog.<<) {TIME_SHIFT})
+         OPERATOR(pg_catalog.|) {NODE_PART}
+         OPERATOR(pg_catalog.|) (slot::bigint OPERATOR(pg_catalog.<<) {SLOT_SHIFT})
+         OPERATOR(pg_catalog.|) ((v OPERATOR(pg_catalog.&) {SEQUENCE_MASK}) OPERATOR(pg_catalog.<<) {SEQUENCE_SHIFT})
+         {GENE_PART};
+END
+$body$;
+$template$;
+
+-- snowflake_sql_fingerprint(settings): what snowflake_next() is made from (see
+-- snowflake_sql_compile): the release, the settings that minting reads, and the slots'
+-- sequences, whose oids a dump and restore changes, and the code's template. Time zone
+-- free: the epoch in ms.
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_fingerprint(s @extschema@.snowflake_settings)
+RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
+RETURN md5(format('@version@ %s %s %s %s %s %s %s %s %s %s %s %s %s %s %s', md5(@extschema@.snowflake_sql_template()), s.node_id, s.epoch_ms, s.unit_ms,
+                  s.max_lead_ms, s.time_bits, s.time_shift, s.node_bits, s.node_shift, s.slot_bits,
+                  s.slot_shift, s.sequence_bits, s.sequence_shift, s.gene_bits,
+                  @extschema@.snowflake_sql_slot_oids(1 << s.slot_bits)));
+
+-- snowflake_sql_refuse_read_only(): the error of a call in a read-only transaction or on
+-- a standby: a slot's sequence cannot be advanced there.
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_refuse_read_only() RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF pg_is_in_recovery() THEN
+    RAISE EXCEPTION 'cannot mint snowflake ids on a server in recovery'
+      USING ERRCODE = 'read_only_sql_transaction',
+            HINT = 'A standby shares its primary''s slots and node id: mint ids on the primary.';
+  END IF;
+  RAISE EXCEPTION 'cannot mint snowflake ids in a read-only transaction'
+    USING ERRCODE = 'read_only_sql_transaction',
+          DETAIL = 'The SQL edition keeps each slot''s last id in a sequence, which a read-only transaction cannot advance.',
+          HINT = 'Mint in a read-write transaction: BEGIN READ WRITE, or SET default_transaction_read_only = off for the session.';
+END
+$$;
+REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_refuse_read_only() FROM PUBLIC;
+
+-- snowflake_sql_wait(vt, v, t, ...): the rare case of a call: the clock's tick t is before
+-- the epoch, or the pair's tick vt is past the time field or more than the lead bound
+-- ahead of the clock. Refuses the first two; waits while the excess is short (10 ms, or
+-- one tick of a longer unit), re-reading the clock; refuses a longer one with the native's
+-- 55000 error.
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_wait(vt bigint, v bigint, t bigint, epoch_ms bigint,
+    unit_ms integer, lead bigint, sequence_bits integer, max_lead_ms integer, max_ticks bigint)
+RETURNS void LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  excess bigint;
+BEGIN
+  IF t < 0 THEN
+    PERFORM @extschema@.snowflake_sql_refuse('before epoch');
+  END IF;
+  IF vt > max_ticks THEN
+    PERFORM @extschema@.snowflake_sql_refuse('time full');
+  END IF;
+  LOOP
+    excess := vt - t - lead;
+    EXIT WHEN excess <= 0;
+    IF excess > greatest(10 / unit_ms, 1) THEN
+      RAISE EXCEPTION 'the system clock is % ms behind the last snowflake id of this backend slot',
+          (((v - 1) >> sequence_bits) - t) * unit_ms
+        USING ERRCODE = 'object_not_in_prerequisite_state',
+              DETAIL = format('A step back of up to max_lead_ms (%s ms) is absorbed; this one is larger. The last id may be from before a restart or a failover: no id is minted below it.', max_lead_ms),
+              HINT = 'Retry once the clock has caught up, or raise max_lead_ms with snowflake_configure.';
+    END IF;
+    PERFORM pg_sleep(excess * unit_ms / 1000.0);
+    t := (round(date_part('epoch', clock_timestamp()) * 1000000)::bigint / 1000 - epoch_ms) / unit_ms;
+  END LOOP;
+END
+$$;
+REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_wait(bigint, bigint, bigint, bigint, integer, bigint, integer, integer, bigint) FROM PUBLIC;
+
+-- snowflake_sql_refuse(kind): the rare errors of a call, out of its hot path.
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_refuse(kind text) RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  CASE kind
+    WHEN 'before epoch' THEN
+      RAISE EXCEPTION 'the system clock reads a time before snowflake.epoch'
+        USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Check the system clock and snowflake.epoch.';
+    WHEN 'time full' THEN
+      RAISE EXCEPTION 'the time field of the layout is full: the time range from snowflake.epoch is used up'
+        USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Check the system clock and snowflake.epoch.';
+    WHEN 'null gene' THEN
+      RAISE EXCEPTION 'the gene of snowflake_next(gene) cannot be NULL'
+        USING ERRCODE = 'null_value_not_allowed';
+    WHEN 'no gene bits' THEN
+      RAISE EXCEPTION 'this server''s layout has no gene bits'
+        USING ERRCODE = 'object_not_in_prerequisite_state',
+              HINT = 'Give the layout a gene field, such as ''time:41, node:2, slot:8, sequence:8, gene:4'' (snowflake_configure, before any id is minted), or call snowflake_next() without a gene.';
+  END CASE;
+END
+$$;
+REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_refuse(text) FROM PUBLIC;
+
+-- snowflake_sql_take_slot(fingerprint): a slot for this session, held twice; the slot it
 -- holds already if a RESET ALL made it forget, else the first free one from a place that
--- depends on the process (so sessions spread over the slots). Claims the node id, and
--- raises the slot's sequence to the floor of this server life. Run as the installing role.
-CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_take_slot(s @extschema@.snowflake_settings)
+-- depends on the process (so sessions spread over the slots, and a session that gave its
+-- slot up, by DISCARD ALL, finds it again if no other session took it meanwhile). Claims
+-- the node id, and raises the slot's sequence to the floor of this server life. NULL,
+-- with no slot taken, when the calling snowflake_next() was made from other settings
+-- than those in force (fingerprint): it is made again, and the caller calls the new one.
+-- Run as the installing role.
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_take_slot(fingerprint text)
 RETURNS integer LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
+  s @extschema@.snowflake_settings := @extschema@.snowflake_sql_settings();
   slots constant integer := 1 << s.slot_bits;
   slot integer;
   start integer := pg_backend_pid() % slots;
   floor_pair bigint;
   last_pair bigint;
+  excess_ms bigint;
   seq regclass;
 BEGIN
+  IF fingerprint IS DISTINCT FROM @extschema@.snowflake_sql_fingerprint(s) THEN
+    PERFORM @extschema@.snowflake_sql_compile(s);
+    RETURN NULL;
+  END IF;
   PERFORM @extschema@.snowflake_sql_claim(s, true);
   SELECT l.objid::integer INTO slot
     FROM pg_locks l
@@ -98,128 +289,105 @@ BEGIN
   IF NOT FOUND THEN
     SELECT max(pg_sequence_last_value(@extschema@.snowflake_sql_slot_sequence(i))) INTO last_pair
       FROM generate_series(0, 1023) i;
+    -- One tick past the last pair, and the margin: 1 s, as the native's at promotion.
     floor_pair := CASE WHEN last_pair IS NULL THEN 0
-                       ELSE ((last_pair >> s.sequence_bits) + 1) << s.sequence_bits END;
+                       ELSE ((last_pair >> s.sequence_bits) + 1 + 1000 / s.unit_ms) << s.sequence_bits END;
     INSERT INTO @extschema@.snowflake_life VALUES (true, floor_pair) ON CONFLICT DO NOTHING;
+    SELECT f.floor INTO floor_pair FROM @extschema@.snowflake_life f;
   END IF;
   seq := @extschema@.snowflake_sql_slot_sequence(slot);
   last_pair := pg_sequence_last_value(seq);
   IF last_pair IS NULL OR last_pair < floor_pair THEN
     PERFORM setval(seq, floor_pair, false);
+    -- The floor of a new life may lie ahead of the clock by the margin, the old life's
+    -- lead and a clock behind the old one's: a new session waits out what passes the
+    -- lead bound, up to the margin and one lead bound more (as the native's new backends
+    -- do after a promotion); a larger gap is the calls' 55000 error until the clock catches up.
+    excess_ms := ((floor_pair >> s.sequence_bits) * s.unit_ms + s.epoch_ms)
+                 - (round(date_part('epoch', clock_timestamp()) * 1000000)::bigint / 1000) - s.max_lead_ms;
+    IF excess_ms > 0 AND excess_ms <= 1000 + s.max_lead_ms THEN
+      PERFORM pg_sleep(excess_ms / 1000.0);
+    END IF;
   END IF;
   PERFORM set_config('snowflake_sql.slot', slot::text, false);
   RETURN slot;
 END
 $$;
-REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_take_slot(@extschema@.snowflake_settings) FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_take_slot(text) FROM PUBLIC;
 
--- snowflake_sql_mint(gene): the next id of this session's slot; gene NULL for none.
--- Called by snowflake_next(), as the installing role, under its search_path.
-CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_mint(gene bigint) RETURNS bigint
-LANGUAGE plpgsql VOLATILE AS $$
+-- snowflake_sql_compile(settings): makes snowflake_next() and snowflake_next(gene) for the
+-- settings, with every setting, shift and mask, and the oid of every slot's sequence, a
+-- constant of their code, so that a call reads no table and looks no name up. Run when
+-- the settings change (snowflake_configure), at install and update, and by the first call
+-- of a session that finds its function made from other settings or sequences than those
+-- in force (after a dump is restored, say). One maker at a time; none when nothing changed.
+--
+-- What a call costs, and why it is written so (docs/managed.md, "Speed"): a PL/pgSQL call
+-- is the floor; reading the settings table was a third of a call, and a SET clause
+-- (search_path) on the function another sixth on PostgreSQL 15 (2.3 µs: the path is
+-- computed again on entry and exit). So the made functions have no SET clause: every
+-- name in them is qualified (pg_catalog.f(), OPERATOR(pg_catalog.x), pg_catalog types and
+-- the edition's schema), and nothing in them is looked up in the caller's search_path, nor
+-- in pg_temp (searched only for relations and types, and they name none unqualified).
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_compile(s @extschema@.snowflake_settings)
+RETURNS void LANGUAGE plpgsql VOLATILE
+-- No check of the bodies when they are made: that check compiles them into the session's
+-- cache while a call of the old code may be running in a statement (the first call after
+-- a restore), and the statement's next call, compiling them again, then warns "trying to
+-- insert a function that already exists". The first call compiles them instead.
+SET search_path = pg_catalog, pg_temp SET check_function_bodies = off AS $compile$
 DECLARE
-  s @extschema@.snowflake_settings;
-  cached text := current_setting('snowflake_sql.slot', true);
-  slot integer;
-  seq regclass;
-  t bigint;
-  v bigint;
-  vt bigint;
-  lead bigint;
-  excess bigint;
+  fingerprint constant text := @extschema@.snowflake_sql_fingerprint(s);
+  template constant text := @extschema@.snowflake_sql_template();
+  code text;
+  code_plain text;
+  code_gene text;
 BEGIN
-  IF current_setting('transaction_read_only') = 'on' THEN
-    IF pg_is_in_recovery() THEN
-      RAISE EXCEPTION 'cannot mint snowflake ids on a server in recovery'
-        USING ERRCODE = 'read_only_sql_transaction',
-              HINT = 'A standby shares its primary''s slots and node id: mint ids on the primary.';
-    END IF;
-    RAISE EXCEPTION 'cannot mint snowflake ids in a read-only transaction'
-      USING ERRCODE = 'read_only_sql_transaction',
-            DETAIL = 'The SQL edition keeps each slot''s last id in a sequence, which a read-only transaction cannot advance.',
-            HINT = 'Mint in a read-write transaction.';
+  PERFORM pg_advisory_xact_lock(1936617336, -1);
+  IF substring((SELECT prosrc FROM pg_proc WHERE oid = to_regprocedure('@extschema@.snowflake_next()'))
+               FROM 'fingerprint ([0-9a-f]{32})') IS NOT DISTINCT FROM fingerprint THEN
+    RETURN;
   END IF;
-  SELECT * INTO s FROM @extschema@.snowflake_settings ORDER BY configured DESC LIMIT 1;
-  IF gene IS NOT NULL AND s.gene_bits = 0 THEN
-    RAISE EXCEPTION 'this server''s layout has no gene bits'
-      USING ERRCODE = 'object_not_in_prerequisite_state',
-            HINT = 'Give the layout a gene field, such as ''time:41, node:2, slot:8, sequence:8, gene:4'' (snowflake_configure, before any id is minted), or call snowflake_next() without a gene.';
+  code := replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
+      template, '{FINGERPRINT}', fingerprint),
+      '{SLOTS}', (1 << s.slot_bits)::text),
+      '{SEQUENCES}', @extschema@.snowflake_sql_slot_oids(1 << s.slot_bits)::text),
+      '{EPOCH_MS}', s.epoch_ms::text),
+      '{UNIT_MS}', s.unit_ms::text),
+      '{SEQUENCE_BITS}', s.sequence_bits::text),
+      '{LEAD}', (s.max_lead_ms / s.unit_ms)::text),
+      '{MAX_LEAD_MS}', s.max_lead_ms::text),
+      '{MAX_TICKS}', (9223372036854775807 >> (63 - s.time_bits))::text),
+      '{TIME_SHIFT}', s.time_shift::text),
+      '{NODE_PART}', (s.node_id::bigint << s.node_shift)::text || '::bigint'),
+      '{SLOT_SHIFT}', s.slot_shift::text),
+      '{SEQUENCE_SHIFT}', s.sequence_shift::text);
+  code := replace(code, '{TICK}', CASE WHEN s.unit_ms = 1 THEN '' ELSE format(
+      't := CASE WHEN t OPERATOR(pg_catalog.<) 0 THEN -1 ELSE t OPERATOR(pg_catalog./) %s END;', s.unit_ms) END);
+  code := replace(code, '{SEQUENCE_MASK}', ((1::bigint << s.sequence_bits) - 1)::text || '::bigint');
+  -- snowflake_next(): no gene.
+  code_plain := replace(replace(replace(replace(code, '{ARGS}', ''), '{SELF}', ''), '{GENE_CHECK}', ''), '{GENE_PART}', '');
+  -- snowflake_next(gene): not strict (a NULL gene is an error, not a NULL id); refused by
+  -- a layout without gene bits, after the read-only check, as the native does.
+  code_gene := replace(replace(replace(replace(code, '{ARGS}', 'gene bigint'), '{SELF}', 'gene'),
+      '{GENE_CHECK}',
+      'IF gene IS NULL THEN PERFORM @extschema@.snowflake_sql_refuse(''null gene''); END IF;'
+      || CASE WHEN s.gene_bits = 0 THEN '
+  IF pg_catalog.current_setting(''transaction_read_only'') OPERATOR(pg_catalog.=) ''on'' THEN
+    PERFORM @extschema@.snowflake_sql_refuse_read_only();
   END IF;
-  -- The cached slot, proven ours: letting one of our two holds go succeeds only if we
-  -- hold it, and taking it back is then immediate.
-  IF cached ~ '^[0-9]{1,4}$' THEN
-    slot := cached::integer;
-    IF slot >= 1 << s.slot_bits OR NOT pg_advisory_unlock(1936617335, slot) THEN
-      slot := NULL;
-    ELSIF NOT pg_try_advisory_lock(1936617335, slot) THEN
-      slot := NULL; -- we held it once only, and another session took it meanwhile
-    END IF;
-  END IF;
-  IF slot IS NULL THEN
-    slot := @extschema@.snowflake_sql_take_slot(s);
-  END IF;
-  seq := ('@extschema@.snowflake_slot_' || slot)::regclass;
-  t := (round(date_part('epoch', clock_timestamp()) * 1000000)::bigint / 1000 - s.epoch_ms);
-  IF t < 0 THEN
-    RAISE EXCEPTION 'the system clock reads a time before snowflake.epoch'
-      USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Check the system clock and snowflake.epoch.';
-  END IF;
-  t := t / s.unit_ms;
-  v := nextval(seq);
-  vt := v >> s.sequence_bits;
-  IF vt < t THEN
-    v := t << s.sequence_bits;
-    PERFORM setval(seq, v);
-    vt := t;
-  ELSIF vt > t THEN
-    lead := s.max_lead_ms / s.unit_ms;
-    LOOP
-      excess := vt - t - lead;
-      EXIT WHEN excess <= 0;
-      IF excess > greatest(10 / s.unit_ms, 1) THEN
-        RAISE EXCEPTION 'the system clock is % ms behind the last snowflake id of this backend slot',
-            (((v - 1) >> s.sequence_bits) - t) * s.unit_ms
-          USING ERRCODE = 'object_not_in_prerequisite_state',
-                DETAIL = format('A step back of up to max_lead_ms (%s ms) is absorbed; this one is larger. The last id may be from before a restart or a failover: no id is minted below it.', s.max_lead_ms),
-                HINT = 'Retry once the clock has caught up, or raise max_lead_ms with snowflake_configure.';
-      END IF;
-      PERFORM pg_sleep(excess * s.unit_ms / 1000.0);
-      t := (round(date_part('epoch', clock_timestamp()) * 1000000)::bigint / 1000 - s.epoch_ms) / s.unit_ms;
-    END LOOP;
-  END IF;
-  IF vt > 9223372036854775807 >> (63 - s.time_bits) THEN
-    RAISE EXCEPTION 'the time field of the layout is full: the time range from snowflake.epoch is used up'
-      USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Check the system clock and snowflake.epoch.';
-  END IF;
-  -- Parenthesized: PostgreSQL gives <<, | and & one precedence, left to right.
-  RETURN (vt << s.time_shift)
-       | (s.node_id::bigint << s.node_shift)
-       | (slot::bigint << s.slot_shift)
-       | ((v & ((1::bigint << s.sequence_bits) - 1)) << s.sequence_shift)
-       | coalesce(gene & ((1::bigint << s.gene_bits) - 1), 0);
+  PERFORM @extschema@.snowflake_sql_refuse(''no gene bits'');' ELSE '' END),
+    '{GENE_PART}',
+    format('OPERATOR(pg_catalog.|) (gene OPERATOR(pg_catalog.&) %s::bigint)', (1::bigint << s.gene_bits) - 1));
+  -- Each twice: the functions callers call, and the copies that a call made from other
+  -- settings hands over to once this has made the new code (internal: not PUBLIC's).
+  EXECUTE replace(code_plain, '{NAME}', 'snowflake_sql_next_made');
+  EXECUTE replace(code_gene, '{NAME}', 'snowflake_sql_next_made');
+  REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_next_made(), @extschema@.snowflake_sql_next_made(bigint) FROM PUBLIC;
+  EXECUTE replace(code_plain, '{NAME}', 'snowflake_next');
+  EXECUTE replace(code_gene, '{NAME}', 'snowflake_next');
 END
-$$;
-REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_mint(bigint) FROM PUBLIC;
+$compile$;
+REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_compile(@extschema@.snowflake_settings) FROM PUBLIC;
 
--- snowflake_next(): the column default. Volatile; parallel unsafe, as nextval is.
-CREATE OR REPLACE FUNCTION @extschema@.snowflake_next() RETURNS bigint
-LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-  RETURN @extschema@.snowflake_sql_mint(NULL);
-END
-$$;
-
--- snowflake_next(gene): an id whose gene field copies the low bits of a related key. Not
--- strict: a NULL gene is an error, not a NULL id.
-CREATE OR REPLACE FUNCTION @extschema@.snowflake_next(gene bigint) RETURNS bigint
-LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-  IF gene IS NULL THEN
-    RAISE EXCEPTION 'the gene of snowflake_next(gene) cannot be NULL'
-      USING ERRCODE = 'null_value_not_allowed';
-  END IF;
-  RETURN @extschema@.snowflake_sql_mint(gene);
-END
-$$;
+SELECT @extschema@.snowflake_sql_compile(@extschema@.snowflake_sql_settings());
