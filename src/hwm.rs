@@ -16,7 +16,7 @@
 
 use crate::error::Error;
 use crate::raise::raise;
-use crate::{settings, shmem, wal};
+use crate::{operations, settings, shmem, wal};
 use pgrx::{pg_guard, pg_sys};
 use snowflake_core::generator::Clock;
 use snowflake_core::mark_file;
@@ -83,8 +83,9 @@ pub fn renew(tick: i64, fixed: &Fixed) -> Result<(), Error> {
     let clock = fixed.clock();
     let write_mark = |reserved: i64| {
         let unix_ms = clock.unix_ms_of_tick_end(reserved);
-        write_file(unix_ms)?;
+        write_file(unix_ms).inspect_err(|_| operations::renewal_failed())?;
         wal::log_reservation(unix_ms);
+        operations::renewed();
         Ok(())
     };
     let wait = || {
@@ -97,9 +98,16 @@ pub fn renew(tick: i64, fixed: &Fixed) -> Result<(), Error> {
             })
         }
     };
-    Ok(shared
+    let renewed = shared
         .reservation
-        .renew(tick, &clock, RENEWAL_WAIT_BOUND, write_mark, wait)?)
+        .renew(tick, &clock, RENEWAL_WAIT_BOUND, write_mark, wait);
+    if let Err(ReservationError::Stalled { .. }) = renewed {
+        operations::renewal_failed(); // a write failed is counted where it failed
+    }
+    // Renewals come about twice a second while ids are minted: the daily check that the
+    // epoch does not end soon costs a comparison here, and warns once a day for the server.
+    operations::warn_daily(fixed, true);
+    Ok(renewed?)
 }
 
 fn write_file(unix_ms: i64) -> Result<(), ReservationError> {

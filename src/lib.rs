@@ -12,7 +12,8 @@
 //! SQLSTATE and text, from one `match` in the error's own module).
 //!
 //! This crate is the PostgreSQL glue:
-//! - `sql` (the SQL functions) and `status` (the `snowflake_status` view);
+//! - `sql` (the SQL functions), `status` (the `snowflake_status` view) and `operations`
+//!   (the warning that the epoch ends, the figures of the mark's renewals);
 //! - `settings` (the `snowflake.*` settings), `backend` (this process's generator, its slot
 //!   and its node id), `node` (the node id from a setting or Citus), `claims` (the
 //!   `snowflake_nodes` registry);
@@ -30,6 +31,7 @@ mod claims;
 mod error;
 mod hwm;
 mod node;
+mod operations;
 mod raise;
 mod settings;
 mod shmem;
@@ -63,6 +65,9 @@ pub extern "C-unwind" fn _PG_init() {
         shmem::request(hwm::life_start);
         wal::register();
         hwm::record_at_clean_stop();
+        operations::request();
+        // Start, for a preloaded server: once, in the postmaster, into the server log.
+        operations::warn_at_start();
     }
 }
 

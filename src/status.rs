@@ -4,11 +4,16 @@
 
 use crate::raise::{or_raise, raise};
 use crate::settings::{self, FROM_CITUS};
-use crate::{hwm, node, shmem};
+use crate::{hwm, node, operations, shmem};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
+use snowflake_core::clock::unix_now_ms;
+use snowflake_core::epoch_end::EpochSpan;
 use snowflake_core::stats::{Stats, Totals};
 use snowflake_core::time::TimeError;
+
+/// Unix time of PostgreSQL's epoch, 2000-01-01 00:00:00 UTC, in ms.
+const PG_EPOCH_UNIX_MS: i64 = 946_684_800_000;
 
 /// This session's counters, without preload.
 static OWN: Stats = Stats::new();
@@ -32,7 +37,8 @@ fn totals() -> Totals {
 }
 
 /// One row about this server: see the `snowflake_status` view, which adds whether the
-/// node id is claimed in this database.
+/// node id is claimed in this database, and by another server. Reading it gives the daily
+/// warning that the epoch ends soon, if due (`operations`).
 #[allow(clippy::type_complexity)]
 #[pg_extern(volatile, parallel_safe)]
 fn snowflake_server_status() -> TableIterator<
@@ -52,6 +58,10 @@ fn snowflake_server_status() -> TableIterator<
         name!(clock_steps_absorbed, i64),
         name!(clock_steps_refused, i64),
         name!(spent_tick_waits, i64),
+        name!(epoch_ends, Option<TimestampWithTimeZone>),
+        name!(epoch_used, f64),
+        name!(high_water_mark_renewed, Option<TimestampWithTimeZone>),
+        name!(high_water_mark_renewals_failed, Option<i64>),
     ),
 > {
     let fixed = or_raise(settings::fixed());
@@ -66,6 +76,11 @@ fn snowflake_server_status() -> TableIterator<
     let shared = shmem::shared();
     let totals = totals();
     let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    let of_unix_ms = |unix_ms: i64| {
+        TimestampWithTimeZone::try_from((unix_ms - PG_EPOCH_UNIX_MS).saturating_mul(1000)).ok()
+    };
+    let span = EpochSpan::of(fixed.epoch, &fixed.layout);
+    operations::warn_daily(&fixed, false);
     TableIterator::once((
         node::resolve(choice, &fixed)
             .ok()
@@ -89,5 +104,9 @@ fn snowflake_server_status() -> TableIterator<
         count(totals.steps_back_absorbed),
         count(totals.steps_back_refused),
         count(totals.spent_tick_waits),
+        span.ends_unix_ms.and_then(of_unix_ms),
+        span.used(unix_now_ms()),
+        operations::renewed_unix_ms().and_then(of_unix_ms),
+        operations::renewals_failed().map(count),
     ))
 }

@@ -5,6 +5,7 @@
 //!   presets); `server` (the layout and epoch a server mints with, from its settings);
 //! - `time` (the epoch, and timestamps in and out of ids); `clock` (the system clock in
 //!   ticks);
+//! - `epoch_end` (when the time field runs out, and the warning years before);
 //! - `generator` (one backend's state machine) and `stats` (what it met besides the plain
 //!   path);
 //! - `slot_marks` (the hand-over of backend slots), `reservation` (the high-water mark's
@@ -18,6 +19,7 @@
 
 pub mod claim;
 pub mod clock;
+pub mod epoch_end;
 pub mod generator;
 pub mod layout;
 pub mod mark_file;
