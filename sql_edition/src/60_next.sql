@@ -116,7 +116,7 @@ BEGIN
     slot := @extschema@.snowflake_sql_take_slot('{FINGERPRINT}');
     IF slot IS NULL THEN
       -- Made again from the settings in force: the new code makes this call's id, in its
-      -- copy under another name (PL/pgSQL cannot compile anew a function that is running).
+      -- copy under another name, which PL/pgSQL can compile while this old code runs.
       RETURN @extschema@.snowflake_sql_next_made({SELF});
     END IF;
   END IF;
@@ -323,9 +323,9 @@ REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_take_slot(text) FROM PUBLIC;
 -- in force (after a dump is restored, say). One maker at a time; none when nothing changed.
 --
 -- What a call costs, and why it is written so (docs/managed.md, "Speed"): a PL/pgSQL call
--- is the floor; reading the settings table was a third of a call, and a SET clause
--- (search_path) on the function another sixth on PostgreSQL 15 (2.3 µs: the path is
--- computed again on entry and exit). So the made functions have no SET clause: every
+-- is the floor; reading the settings table cost about 5 µs a call, and a SET clause
+-- (search_path) on the function 2.3 µs on PostgreSQL 15 (the path is computed again on
+-- entry and exit). So the made functions have no SET clause: every
 -- name in them is qualified (pg_catalog.f(), OPERATOR(pg_catalog.x), pg_catalog types and
 -- the edition's schema), and nothing in them is looked up in the caller's search_path, nor
 -- in pg_temp (searched only for relations and types, and they name none unqualified).
