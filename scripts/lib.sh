@@ -124,10 +124,30 @@ stage_extension() {
   cp -n "$SNOWFLAKE_PG_ROOT"/sql/snowflake_pg--*.sql "$stage$("$pg_config" --sharedir)/extension/"
 }
 
+# extension_stage V: where install_extension stages its build for PostgreSQL V.
+extension_stage() { echo "$SNOWFLAKE_PG_ROOT/target/package-pg$1"; }
+
+# staged_build V: the directory of the build for PostgreSQL V that install_extension
+# staged, staged anew (stage_extension) unless it is there and no source file is newer
+# than its build, so that packaging takes the build the tests installed and compiles
+# nothing more. (cargo does not do for it: the library's file is one for every major and
+# version, and switching majors compiles the crate again.)
+staged_build() {
+  local stage pg_config newer
+  stage=$(extension_stage "$1") && pg_config=$(pg_config_of "$1") || return 1
+  newer=$(find "$SNOWFLAKE_PG_ROOT"/{Cargo.toml,Cargo.lock,snowflake_pg.control,src,snowflake_core,sql} \
+    -newer "$stage.log" -print -quit 2>/dev/null) || newer=missing
+  if [[ -n $newer || ! -f $stage$("$pg_config" --pkglibdir)/snowflake_pg.so ]]; then
+    stage_extension "$1" "$stage" >&2 || return 1
+  fi
+  echo "$stage"
+}
+
 # install_extension V: builds the extension and installs it into PostgreSQL V. Each file is
 # renamed into place, never rewritten, so a running server keeps the library it loaded.
 install_extension() {
-  local stage=$SNOWFLAKE_PG_ROOT/target/package-pg$1
+  local stage
+  stage=$(extension_stage "$1")
   stage_extension "$1" "$stage" || return 1
   (cd "$stage" && find . -type f) | while read -r file; do
     local dest=/${file#./}

@@ -12,9 +12,10 @@
 #   the SQL edition's two release files (sql_edition/build.sh), where the source has it;
 #   SHA256SUMS over all of them.
 # One of each per PostgreSQL major N (all supported majors by default). Each is the release
-# build that install_extension makes (stage_extension: `cargo pgrx package` against that
-# major's pg_config and headers), relocated from wherever that PostgreSQL lives here to
-# Debian's paths; when the build is current, packaging compiles nothing. Every
+# build that install_extension staged (`cargo pgrx package` against that major's pg_config
+# and headers; staged anew where it is missing or older than a source file: staged_build),
+# relocated from wherever that PostgreSQL lives here to Debian's paths, so that after the
+# tests packaging compiles nothing. Every
 # sql/snowflake_pg--*.sql of the source (earlier versions' install scripts, upgrade
 # scripts) goes in beside the install script pgrx generates for this version.
 # With --source DIR it packages another tree of the repository, such as an earlier
@@ -38,7 +39,7 @@ for pg in "${majors[@]}"; do pg_major "$pg" >/dev/null; done
 version=$(extension_version)
 arch=$(dpkg --print-architecture)
 out=${RELEASE_FILES_DIR:-$SNOWFLAKE_PG_ROOT/target/release-files}
-work=$out.work # the packages' trees and the staged builds, beside the files: one per directory of files
+work=$out.work # the packages' trees, beside the files: one per directory of files
 rm -rf "$out" "$work" && mkdir -p "$out" "$work"
 
 # deb V STAGE: the Debian package of PostgreSQL V from the staged build STAGE.
@@ -102,11 +103,11 @@ tarball() {
 
 for pg in "${majors[@]}"; do
   pg_config=$(pg_config_of "$pg")
-  stage_extension "$pg" "$work/stage-pg$pg"
+  stage=$(staged_build "$pg")
   # The staged build's two directories, wherever this PostgreSQL keeps them.
   mkdir -p "$work/pg$pg"
-  ln -s "$work/stage-pg$pg$("$pg_config" --pkglibdir)" "$work/pg$pg/lib"
-  ln -s "$work/stage-pg$pg$("$pg_config" --sharedir)/extension" "$work/pg$pg/extension"
+  ln -s "$stage$("$pg_config" --pkglibdir)" "$work/pg$pg/lib"
+  ln -s "$stage$("$pg_config" --sharedir)/extension" "$work/pg$pg/extension"
   deb "$pg" "$work/pg$pg"
   tarball "$pg" "$work/pg$pg"
 done

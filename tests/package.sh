@@ -237,10 +237,10 @@ root_cluster_stop stock
 echo "ok pg_regress suite ($((${#tests[@]} + ${#users[@]})) tests) passed against the package on the root's PostgreSQL $pg, not preloaded"
 
 # A preloading server minting under pgbench: 8 clients, then a new connection for every
-# transaction, so that slots are taken and given back all the time; afterwards no backend
-# holds a slot, and the 800 connections of the second run minted from few slots: at most
-# 16, as a new connection may take a slot before the backend it follows has exited and
-# given its own back. The reservation is ahead of the clock and written to its file.
+# transaction, so that slots are taken and given back all the time: afterwards no backend
+# holds a slot, and at most 16 held one at once (a new connection may take a slot before
+# the backend it follows has exited and given its own back). The reservation is ahead of
+# the clock and written to its file.
 clients=8
 root_cluster_start preload $((6620 + pg)) shared_preload_libraries=snowflake_pg
 sql preload "CREATE EXTENSION snowflake_pg" -c "CREATE TABLE minted (id bigint PRIMARY KEY DEFAULT snowflake_next(), client int NOT NULL)"
@@ -260,14 +260,14 @@ status=$(sql preload "SELECT concat_ws(' ', preloaded, backends_minting, most_ba
   high_water_mark > clock_timestamp(), (SELECT count(DISTINCT (snowflake_parse(id)).backend_slot) FROM minted))
   FROM snowflake_status")
 read -r preloaded minting most ahead slots <<<"$status"
-if ! [[ $preloaded == t && $minting == 0 && $ahead == t ]] || ((most < 2 || most > 2 * clients || slots > 2 * clients)); then
+if ! [[ $preloaded == t && $minting == 0 && $ahead == t ]] || ((most < 2 || most > 2 * clients)); then
   fail "snowflake_status after pgbench (preloaded, backends_minting, most_backends_minting, high-water mark ahead, slots used): $status"
 fi
 mark=$CLUSTERS_DIR/preload/data/pg_snowflake/high_water_mark
 [[ -s $mark ]] || fail "no reservation written to $mark"
 root_cluster_stop preload
 [[ -s $mark ]] || fail "the high-water mark file is gone after a clean stop"
-echo "ok preloading server: $rows ids from $((2 * clients * 100)) transactions of $clients clients (the last $((clients * 100)) each on a new connection), 0 failed, 0 duplicates; slots taken and given back (at most $most minting at once, $slots slots used, 0 held after), the reservation ahead of the clock and written"
+echo "ok preloading server: $rows ids from $((2 * clients * 100)) transactions of $clients clients (the last $((clients * 100)) each on a new connection), 0 failed, 0 duplicates; slots taken and given back (at most $most held at once, $slots slots used in turn, 0 held after), the reservation ahead of the clock and written"
 
 apt_in_root remove "$package" || fail "apt-get remove $package failed"
 for file in "${expected[@]}"; do [[ ! -e $root$file ]] || fail "$file is left after apt-get remove $package"; done
@@ -283,11 +283,15 @@ git cat-file -e "$commit^{commit}" 2>/dev/null || fail "this clone lacks $previo
 old=/var/lib/snowflake_pg/releases/$previous-$commit
 old_deb=$old/pg$pg/${package}_$previous-1_$arch.deb
 if [[ ! -f $old_deb ]]; then
-  if [[ ! -f $old/src/Cargo.toml ]]; then
-    rm -rf "$old/src" && mkdir -p "$old/src"
-    git archive "$commit" | tar -x -C "$old/src"
+  if [[ ! -d $old/src ]]; then # unpacked aside and renamed, as two majors' tests may race
+    mkdir -p "$old" && unpacked=$(mktemp -d "$old/src.XXXXXX")
+    git archive "$commit" | tar -x -C "$unpacked"
+    mv -T "$unpacked" "$old/src" 2>/dev/null || rm -rf "$unpacked"
   fi
-  RELEASE_FILES_DIR=$old/pg$pg bash scripts/package.sh --source "$old/src" "$pg" >/dev/null ||
+  # Built in a target directory of its own: cargo gives the library of every version the
+  # same file name, and a build of this one in the shared directory would leave its library
+  # where a later build of the current version, found current, takes its own from.
+  CARGO_TARGET_DIR=$old/target RELEASE_FILES_DIR=$old/pg$pg bash scripts/package.sh --source "$old/src" "$pg" >/dev/null ||
     fail "scripts/package.sh could not package $previous for PostgreSQL $pg"
 fi
 cp "$old_deb" "$root/tmp/"
