@@ -175,7 +175,9 @@ if [[ ! -d $clean ]]; then
   mv "$clean.new" "$clean" && rm -f "$clean.new.log"
   echo "ok made the clean $release root with Debian's postgresql-$pg in $roots ($(seconds_since "$root_began") s, $(du -sm "$clean" | cut -f1) MB)"
 fi
-rm -rf "$run" && mkdir -p "$run/upper" "$run/work"
+# A run killed outright (SIGKILL) leaves its mounts behind: taken down before its files go.
+if mountpoint -q "$root"; then umount -R "$root"; fi
+rm -rf --one-file-system "$run" && mkdir -p "$run/upper" "$run/work"
 mount_at "$root" -t overlay overlay -o "lowerdir=$clean,upperdir=$run/upper,workdir=$run/work"
 mount_at "$root/proc" --bind /proc
 mount_at "$root/dev/shm" -t tmpfs tmpfs
