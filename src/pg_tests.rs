@@ -344,6 +344,45 @@ mod tests {
     }
 
     #[pg_test]
+    fn the_status_view_tells_when_the_epoch_ends_and_what_is_used_of_it() {
+        // The default layout's 41 bits of ms from 2020: the first ms past the last id's.
+        let ends = Spi::get_one::<bool>(
+            "SELECT epoch_ends = '2089-09-06 15:47:35.552+00' AND epoch_used > 0 AND epoch_used < 1
+                    AND abs(epoch_used - extract(epoch FROM clock_timestamp() - epoch)
+                                         / extract(epoch FROM epoch_ends - epoch)) < 1e-6
+               FROM snowflake_status",
+        )
+        .unwrap();
+        assert_eq!(ends, Some(true));
+        // Without preload (as here) the mark and its renewals are the server's: unknown.
+        let renewals = Spi::get_one::<bool>(
+            "SELECT high_water_mark_renewed IS NULL AND high_water_mark_renewals_failed IS NULL
+               FROM snowflake_status",
+        )
+        .unwrap();
+        assert_eq!(renewals, Some(true));
+    }
+
+    #[pg_test]
+    fn the_status_view_tells_a_node_id_claimed_by_another_server() {
+        Spi::run("SET snowflake.node_id = 1").unwrap();
+        let claimed = || {
+            Spi::get_two::<bool, bool>(
+                "SELECT node_claimed, node_claimed_by_other FROM snowflake_status",
+            )
+            .unwrap()
+        };
+        assert_eq!(claimed(), (Some(false), Some(false)));
+        Spi::run(
+            "INSERT INTO snowflake_nodes (node_id, system_identifier, server, layout, epoch)
+             SELECT node_id, system_identifier + 1, 'another server', layout, epoch
+               FROM snowflake_status",
+        )
+        .unwrap();
+        assert_eq!(claimed(), (Some(false), Some(true)));
+    }
+
+    #[pg_test]
     fn text_forms_round_trip_and_sort_as_the_ids() {
         let wrong = one(
             "SELECT count(*) FROM (VALUES (0::bigint), (1), (9223372036854775807), (912414338541690884)) v(id)
