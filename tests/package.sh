@@ -147,6 +147,8 @@ cleanup() {
       as_root_postgres "/usr/lib/postgresql/$pg/bin/pg_ctl" -D "${started[i]}/data" -m fast -w stop >/dev/null || code=1
   done
   for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount "${mounts[i]}" || code=1; done
+  # A failed run's overlay stays for a look (the clusters' logs), until the next run.
+  if ((code == 0)); then rm -rf --one-file-system "$run"; fi
   exit "$code"
 }
 trap cleanup EXIT
