@@ -1,16 +1,13 @@
 #!/usr/bin/env bash
 # Installs what tests/operations.sh needs on Debian 12, as root, skipping what is already
 # there: Debian's prometheus-postgres-exporter (the exporter the queries file in
-# ops/postgres_exporter is written for) and prometheus (for promtool, which checks and
-# tests the rules of ops/prometheus; python3-yaml builds that test). Safe to run again, and quick then. Installing them
-# may start Debian's own exporter (port 9187) and Prometheus (port 9090): the test runs an
-# exporter of its own and no Prometheus, so those, started by this run's apt-get, are
-# stopped; any service this run did not start is left alone.
+# ops/postgres_exporter is written for), prometheus (for promtool, which checks and tests
+# the rules of ops/prometheus), curl (the scrapes) and python3-yaml (which builds the
+# rules' test from them). Safe to run again, and quick then. Installing them may start
+# Debian's own exporter (port 9187) and Prometheus (port 9090): the test runs exporters of
+# its own and no Prometheus, so those, started by this run's apt-get, are stopped; any
+# service this run did not start is left alone.
 set -euo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=scripts/lib.sh
-source "$here/lib.sh"
-
 say() { printf '== setup-operations: %s\n' "$*"; }
 
 packages=(prometheus-postgres-exporter prometheus curl python3-yaml)
