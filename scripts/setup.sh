@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the demo needs on Debian 12, as root, skipping what is already there:
 # PostgreSQL 15 with its server headers (Debian), libclang and clang (pgrx generates its
-# bindings with them) and cargo-pgrx 0.18.1, told of PostgreSQL 15. Rust itself (rustc and
+# bindings with them, and clang links), pkg-config and libssl-dev (cargo-pgrx's build
+# links OpenSSL) and cargo-pgrx 0.18.1, told of PostgreSQL 15. Rust itself (rustc and
 # cargo 1.95 or later) must be there. The tests need more: scripts/setup-tests.sh runs this
 # script, then installs the rest. Safe to run again, and quick then. It starts no server,
 # and stops none but the one Debian's postgresql-15 starts when this run installs it.
@@ -13,7 +14,7 @@ source "$here/lib.sh"
 say() { printf '== setup: %s\n' "$*"; }
 
 command -v cargo >/dev/null || { echo "setup: no cargo: install Rust 1.95 or later first (rustup.rs)" >&2; exit 1; }
-fresh=$(apt_install_missing postgresql-15 postgresql-server-dev-15 libclang-dev clang)
+fresh=$(apt_install_missing postgresql-15 postgresql-server-dev-15 libclang-dev clang pkg-config libssl-dev)
 # Installing postgresql-15 creates and may start Debian's own cluster 15/main (port 5432).
 # The demo and the tests start their own servers on their own ports and directories, so
 # that one cluster, started by this run's apt-get, is stopped; any server this run did not
