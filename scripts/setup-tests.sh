@@ -268,6 +268,7 @@ fi
 # pg_tle 1.5.2 into each major, for tests/sql_edition.sh (the SQL edition installed as RDS,
 # Aurora and Supabase install it); a major where it cannot be built says SKIP there.
 bash "$here/setup-pg_tle.sh"
+bash "$here/setup-operations.sh"
 
 ready=""
 for v in "${PG_VERSIONS[@]}"; do ready+="$("$(pg_config_of "$v")" --version), "; done

@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# Sets up the machine, then runs the tests of snowflake_pg against every supported
-# PostgreSQL: lint, unit and property tests with #[pg_test]s (cargo pgrx test), the
-# pg_regress suite, the Debian package, the SQL edition, the security suite, the
-# concurrency test and the reliability suite, all of them on 15 and 18 (the first and the
-# last major) and on 16 and 17 the subset below, which takes every path that depends on
-# the version; the docs run as written and the client libraries, on 15 alone (see below);
-# two steps at a time (see below), each on servers and ports of its own; then no server
+# Sets up the machine (scripts/setup-tests.sh), then runs the tests of snowflake_pg against
+# every supported PostgreSQL: lint, unit and property tests with #[pg_test]s (cargo pgrx
+# test), the pg_regress suite, the upgrades, the packages (in clean Debian roots; 16's
+# tarball), the SQL edition, the operations test (exporter and alert rules), the security
+# suite, the concurrency test and the reliability suite, all of them on 15 and 18 (the
+# first and the last major) and on 16 and 17 the subset below, which takes every path that
+# depends on the version; the docs run as written and the client libraries, on 15 alone
+# (see below); two steps at a time (see below), each on servers and ports of its own; then no server
 # log of the run may show an internal error (XX000). Each piece also runs alone against an
 # installed build (see the README, "Tests").
 # Usage: bash tests/run.sh [15|16|17|18 ...]   (all four by default)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root" || exit 1
-bash scripts/setup.sh || exit 1
+bash scripts/setup-tests.sh || exit 1
 # shellcheck source=scripts/lib.sh
 source scripts/lib.sh
 # shellcheck source=tests/reliability/run.sh
@@ -83,7 +84,6 @@ subset_scenarios=(
 #     and 13 on every version, with that version's process numbers as the first choice.
 #   25-failover: the reservation's WAL records, their replay and the promotion use the
 #     same calls on every version (RegisterCustomRmgr, XLogInsert, rm_cleanup); about 70 s.
-#   The Debian package: PostgreSQL 16 and 17 here are wheels, not Debian's (it says SKIP).
 #   The gene-layout runs: bit arithmetic, taken on 15 and 18.
 
 shell_lint() { # every shell script, the sourced files followed
@@ -118,8 +118,9 @@ cargo_tests() {
 # directory ("cargo"), one build at a time, each major in turn: its #[pg_test]s (which
 # install their own build into that PostgreSQL) and then its release build and install,
 # after which that major's server steps may start beside the next major's build; 15 and
-# 18 first, which have the most server steps. The Debian package (15) swaps the installed
-# files, so it runs after every other step of its major. Steps that share a cluster name
+# 18 first, which have the most server steps. The tarball test (16) swaps the installed
+# files, so it runs after every other step of its major; the packages of 15, 17 and 18
+# are tested in Debian roots of their own, beside anything. Steps that share a cluster name
 # and port hold it: the pg_regress suite and the upgrade test (which runs that suite), the
 # concurrency modes, a scenario's default and gene-layout runs.
 time_forget
@@ -154,13 +155,23 @@ for v in "${build_order[@]}"; do
   fi
   server_step "SQL edition (psql -f and pg_tle installs, the native's ids and errors, its promises)" - \
     bash tests/sql_edition.sh "$v"
+  server_step "operations (postgres_exporter against its own servers, alert rules tested on its scrapes)" - \
+    bash tests/operations.sh "$v"
   server_step "security (a hostile role against every function)" - bash tests/security.sh "$v"
   server_step "security, library preloaded" - bash tests/security.sh "$v" preload
   server_step "concurrency (pgbench)" "concurrency$v" bash tests/concurrency.sh "$v"
   server_step "concurrency (pgbench), library preloaded" "concurrency$v" bash tests/concurrency.sh "$v" preload
   if [[ $full_versions == *" $v "* ]]; then
     server_step "concurrency (pgbench), gene layout" "concurrency$v" bash tests/concurrency.sh "$v" gene
-    queue_step "pg$v: Debian package (apt-get install, pg_regress against it)" \
+  fi
+  if [[ -n $(debian_release_of "$v") ]]; then
+    # In a clean Debian root, on ports of its own: it touches nothing installed here.
+    queue_step "pg$v: package in a clean Debian $(debian_release_of "$v") root (apt-get install, pg_regress, pgbench preloaded, remove, upgrade from 0.2.1)" \
+      "$installed" - bash tests/package.sh "$v"
+  else
+    # The tarball replaces the installed files of this major, then puts the source
+    # install back: after every other step of the major, holding the build directory.
+    queue_step "pg$v: tarball (install.sh, pg_regress against it)" \
       "$(IFS='|'; echo "${server_steps[*]}")" cargo bash tests/package.sh "$v"
   fi
 done
