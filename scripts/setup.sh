@@ -25,7 +25,7 @@ if grep -qx postgresql-15 <<<"$fresh" && pg_lsclusters -h 15 main 2>/dev/null | 
 fi
 
 if [[ "$(cargo pgrx --version 2>/dev/null)" != *"0.18.1"* ]]; then
-  say "cargo install cargo-pgrx 0.18.1 (about 4 minutes)"
+  say "cargo install cargo-pgrx 0.18.1 (about 7 minutes on 2 cores)"
   cargo install cargo-pgrx --version 0.18.1 --locked
 fi
 
