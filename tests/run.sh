@@ -6,9 +6,9 @@
 # suite, the concurrency test and the reliability suite, all of them on 15 and 18 (the
 # first and the last major) and on 16 and 17 the subset below, which takes every path that
 # depends on the version; the docs run as written and the client libraries, on 15 alone
-# (see below); two steps at a time (see below), each on servers and ports of its own; then no server
-# log of the run may show an internal error (XX000). Each piece also runs alone against an
-# installed build (see the README, "Tests").
+# (see below); two steps at a time (see below), each on servers and ports of its own;
+# then no server log of the run may show an internal error (XX000). Each piece also runs
+# alone against an installed build (see the README, "Tests").
 # Usage: bash tests/run.sh [15|16|17|18 ...]   (all four by default)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
