@@ -9,9 +9,11 @@
 #      SQL edition can make);
 #   2. single-row inserts (INSERT INTO t (payload) VALUES (1)) by pgbench -M prepared with
 #      each client count of CLIENTS, into a table keyed by the SQL edition's
-#      snowflake_next(), one keyed by bigserial, and one keyed by a sequence plus an empty
-#      PL/pgSQL function (the floor of a key made in PL/pgSQL), in PGBENCH_ROUNDS
-#      alternating rounds of DURATION seconds, each on an emptied table after a checkpoint.
+#      snowflake_next(), one keyed by bigserial, one keyed by a sequence plus an empty
+#      PL/pgSQL function (the cost of the call alone), and one keyed by a SECURITY DEFINER
+#      PL/pgSQL function that returns nextval() (the floor of any key a PL/pgSQL function
+#      mints from a sequence), in PGBENCH_ROUNDS alternating rounds of DURATION seconds,
+#      each on an emptied table after a checkpoint.
 # Medians and ratios of medians, the verdicts against the issue's targets (a call at most
 # 2x gen_random_uuid()'s; 8 clients inserting at least 0.9x bigserial's rows). The machine
 # may be shared: the report gives the load average before and after. Prints the report
@@ -70,7 +72,7 @@ for version in "${versions[@]}"; do
       for ((r = 1; r <= ROUNDS; r++)); do echo "SELECT call_round($r, $CALLS, $list);"; done
     } | cluster_psql "$name" -q >/dev/null
 
-    tables=(sql_edition bigserial plpgsql_floor)
+    tables=(sql_edition bigserial plpgsql_floor plpgsql_nextval)
     for t in "${tables[@]}"; do echo "INSERT INTO t_$t (payload) VALUES (1);" >"$dir/insert_$t.sql"; done
     for c in $CLIENTS; do
       for ((r = 1; r <= PGBENCH_ROUNDS; r++)); do

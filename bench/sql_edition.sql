@@ -32,7 +32,8 @@ SELECT format(E'2. Single-row inserts: pgbench -M prepared, INSERT INTO t (paylo
 SELECT format('   %-30s %8s %10s %14s   %s', 'key default', 'clients', 'median tps', 'vs bigserial', 'target');
 SELECT format('   %-30s %8s %10s %14s   %s',
     CASE t.candidate WHEN 'sql_edition' THEN 'SQL edition snowflake_next()'
-                     WHEN 'plpgsql_floor' THEN 'nextval + empty PL/pgSQL' ELSE t.candidate END,
+                     WHEN 'plpgsql_floor' THEN 'nextval + empty PL/pgSQL'
+                     WHEN 'plpgsql_nextval' THEN 'PL/pgSQL returning nextval' ELSE t.candidate END,
     t.clients, round(t.median::numeric), round((t.median / b.median)::numeric, 3),
     CASE WHEN t.candidate = 'sql_edition' AND t.clients = 8
          THEN verdict('SQL edition inserts / bigserial, 8 clients', t.median / b.median) ELSE '' END)

@@ -12,6 +12,18 @@ CREATE SEQUENCE floor_seq;
 CREATE TABLE t_plpgsql_floor (id bigint PRIMARY KEY DEFAULT nextval('floor_seq') + plpgsql_floor(),
   payload int NOT NULL);
 
+-- The floor of any key a PL/pgSQL function mints: a SECURITY DEFINER PL/pgSQL function that
+-- only advances a sequence. Every SQL edition keeps its state in sequences that callers
+-- cannot write (so the function that advances them runs as their owner), and PL/pgSQL sets
+-- up a function's expressions again in every transaction: with one row per transaction no
+-- minting function can insert faster than this one.
+CREATE SEQUENCE nextval_seq;
+CREATE FUNCTION plpgsql_nextval() RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER AS $$
+BEGIN
+  RETURN nextval('nextval_seq');
+END $$;
+CREATE TABLE t_plpgsql_nextval (id bigint PRIMARY KEY DEFAULT plpgsql_nextval(), payload int NOT NULL);
+
 -- Instagram's published recipe in PL/pgSQL, written here, as the issue sets it: 41 bits of
 -- ms since an epoch (2020-01-01, the editions' default), 11 bits of shard id (1) and 12
 -- bits of one shared sequence modulo 4096.

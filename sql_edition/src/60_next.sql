@@ -1,11 +1,15 @@
 -- snowflake_next(): minting without a lock shared by every call.
 --
 -- Slots. A session mints under a slot it holds while it lives: a session-level advisory
--- lock (key space 1936617335, 'snow', and the slot number), taken at its first id and held
--- twice, so that each call can prove the slot is still its own by letting one hold go and
--- taking it back, which PostgreSQL does in the session's own lock table without touching
--- shared memory. The number in the session's setting snowflake_sql.slot is a cache that
--- any role could SET: it is believed only once that proof passes.
+-- lock (key space 1936617335, 'snow', and the slot number), taken at its first id. The
+-- number in the session's setting snowflake_sql.slot is a cache that any role could SET:
+-- each call proves it by taking the lock again with pg_try_advisory_lock. That succeeds
+-- for the session that holds the lock (a session-level lock is counted, so it stays held;
+-- PostgreSQL counts it in the session's own lock table, without touching shared memory),
+-- and fails while another session holds it. It also succeeds when no session holds the
+-- slot, which only the session itself can have brought about (pg_advisory_unlock_all, or
+-- a number it SET): the slot is then its own from that call on, and it goes on from the
+-- slot's sequence like any holder.
 --
 -- State. Each slot has a sequence, advanced only by its holder, whose value is the last
 -- (tick, sequence) pair the slot handed out, as tick << sequence_bits | sequence. Sequences
@@ -91,25 +95,16 @@ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER AS $body$
 -- Made by snowflake_sql_compile (fingerprint {FINGERPRINT}): do not edit.
 DECLARE
   cached pg_catalog.text := pg_catalog.current_setting('snowflake_sql.slot', true);
-  slot integer;
-  seq pg_catalog.regclass;
+  slot integer := CASE WHEN cached OPERATOR(pg_catalog.~) '^[0-9]{1,4}$' THEN cached::integer END;
   t bigint;
   v bigint;
   vt bigint;
 BEGIN
   {GENE_CHECK}
-  -- The cached slot, proven ours: letting one of our two holds go succeeds only if we
-  -- hold it, and taking it back is then immediate. Not in a read-only transaction, which
-  -- goes to the refusal below. One IF per test: each costs a PL/pgSQL expression.
-  IF pg_catalog.current_setting('transaction_read_only') OPERATOR(pg_catalog.=) 'off'
-     AND cached OPERATOR(pg_catalog.~) '^[0-9]{1,4}$' THEN
-    slot := cached::integer;
-    IF slot OPERATOR(pg_catalog.>=) {SLOTS}
-       OR NOT (pg_catalog.pg_advisory_unlock(1936617335, slot) AND pg_catalog.pg_try_advisory_lock(1936617335, slot)) THEN
-      slot := NULL; -- not ours, or we held it once only and another session took it meanwhile
-    END IF;
-  END IF;
-  IF slot IS NULL THEN
+  -- The cached slot, proven ours (see the top of this file). In a read-only transaction
+  -- the first call of a session is refused here, with a hint; a later one by nextval.
+  IF slot IS NULL OR slot OPERATOR(pg_catalog.>=) {SLOTS}
+     OR NOT pg_catalog.pg_try_advisory_lock(1936617335, slot) THEN
     IF pg_catalog.current_setting('transaction_read_only') OPERATOR(pg_catalog.=) 'on' THEN
       PERFORM @extschema@.snowflake_sql_refuse_read_only();
     END IF;
@@ -120,29 +115,29 @@ BEGIN
       RETURN @extschema@.snowflake_sql_next_made({SELF});
     END IF;
   END IF;
-  seq := ('{SEQUENCES}'::pg_catalog.oid[])[slot OPERATOR(pg_catalog.+) 1];
-  -- The clock's ms since the epoch, then its tick (a time before the epoch stays negative).
-  t := (pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000000)::bigint
-        OPERATOR(pg_catalog./) 1000) OPERATOR(pg_catalog.-) {EPOCH_MS};
-  {TICK}
-  v := pg_catalog.nextval(seq);
+  -- The clock's tick since the epoch, rounded down: date_part's seconds as a float8 (to
+  -- within a fraction of a microsecond), the half tick taken off before the rounding cast.
+  -- Before the epoch it is negative.
+  t := (pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) {TICKS_PER_SECOND}::pg_catalog.float8
+        OPERATOR(pg_catalog.-) {EPOCH_TICKS_AND_A_HALF}::pg_catalog.float8)::bigint;
+  v := pg_catalog.nextval(('{SEQUENCES}'::pg_catalog.regclass[])[slot]);
   vt := v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS};
   IF vt OPERATOR(pg_catalog.<) t THEN
     IF t OPERATOR(pg_catalog.>) {MAX_TICKS} THEN
       PERFORM @extschema@.snowflake_sql_refuse('time full');
     END IF;
-    v := t OPERATOR(pg_catalog.<<) {SEQUENCE_BITS};
-    v := pg_catalog.setval(seq, v); -- an assignment, not PERFORM: no query of its own
+    -- An assignment, not PERFORM: no query of its own.
+    v := pg_catalog.setval(('{SEQUENCES}'::pg_catalog.regclass[])[slot], t OPERATOR(pg_catalog.<<) {SEQUENCE_BITS});
     vt := t;
   ELSIF t OPERATOR(pg_catalog.<) 0 OR vt OPERATOR(pg_catalog.>) LEAST(t OPERATOR(pg_catalog.+) {LEAD}, {MAX_TICKS}) THEN
     -- Before the epoch, past the lead bound, or past the time field: refused or waited out.
     PERFORM @extschema@.snowflake_sql_wait(vt, v, t, {EPOCH_MS}, {UNIT_MS}, {LEAD}, {SEQUENCE_BITS}, {MAX_LEAD_MS}, {MAX_TICKS});
   END IF;
-  -- Parenthesized: PostgreSQL gives the OPERATOR() forms one precedence, left to right.
+  -- The node and slot fields of each slot are one constant of the array. Parenthesized:
+  -- PostgreSQL gives the OPERATOR() forms one precedence, left to right.
   RETURN (vt OPERATOR(pg_catalog.<<) {TIME_SHIFT})
-         OPERATOR(pg_catalog.|) {NODE_PART}
-         OPERATOR(pg_catalog.|) (slot::bigint OPERATOR(pg_catalog.<<) {SLOT_SHIFT})
-         OPERATOR(pg_catalog.|) ((v OPERATOR(pg_catalog.&) {SEQUENCE_MASK}) OPERATOR(pg_catalog.<<) {SEQUENCE_SHIFT})
+         OPERATOR(pg_catalog.|) ('{NODE_AND_SLOT_PARTS}'::pg_catalog.int8[])[slot]
+         OPERATOR(pg_catalog.|) {SEQUENCE_PART}
          {GENE_PART};
 END
 $body$;
@@ -237,7 +232,7 @@ END
 $$;
 REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_refuse(text) FROM PUBLIC;
 
--- snowflake_sql_take_slot(fingerprint): a slot for this session, held twice; the slot it
+-- snowflake_sql_take_slot(fingerprint): a slot for this session, locked; the slot it
 -- holds already if a RESET ALL made it forget, else the first free one from a place that
 -- depends on the process (so sessions spread over the slots, and a session that gave its
 -- slot up, by DISCARD ALL, finds it again if no other session took it meanwhile). Claims
@@ -284,7 +279,6 @@ BEGIN
                             s.layout, slots),
             HINT = 'Retry when a session has ended, end idle sessions that minted, or give the layout more slot bits before any id is minted.';
   END IF;
-  PERFORM pg_advisory_lock(1936617335, slot);
   SELECT f.floor INTO floor_pair FROM @extschema@.snowflake_life f;
   IF NOT FOUND THEN
     SELECT max(pg_sequence_last_value(@extschema@.snowflake_sql_slot_sequence(i))) INTO last_pair
@@ -339,6 +333,7 @@ SET search_path = pg_catalog, pg_temp SET check_function_bodies = off AS $compil
 DECLARE
   fingerprint constant text := @extschema@.snowflake_sql_fingerprint(s);
   template constant text := @extschema@.snowflake_sql_template();
+  slots constant integer := 1 << s.slot_bits;
   code text;
   code_plain text;
   code_gene text;
@@ -350,21 +345,24 @@ BEGIN
   END IF;
   code := replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
       template, '{FINGERPRINT}', fingerprint),
-      '{SLOTS}', (1 << s.slot_bits)::text),
-      '{SEQUENCES}', @extschema@.snowflake_sql_slot_oids(1 << s.slot_bits)::text),
+      '{SLOTS}', slots::text),
+      '{SEQUENCES}', format('[0:%s]=%s', slots - 1, @extschema@.snowflake_sql_slot_oids(slots))),
+      '{NODE_AND_SLOT_PARTS}', format('[0:%s]=%s', slots - 1,
+          (SELECT array_agg((s.node_id::bigint << s.node_shift) | (i::bigint << s.slot_shift) ORDER BY i)
+             FROM generate_series(0, slots - 1) i))),
+      '{TICKS_PER_SECOND}', (1000 / s.unit_ms)::text),
+      '{EPOCH_TICKS_AND_A_HALF}', (s.epoch_ms::numeric / s.unit_ms + 0.5)::text),
       '{EPOCH_MS}', s.epoch_ms::text),
       '{UNIT_MS}', s.unit_ms::text),
       '{SEQUENCE_BITS}', s.sequence_bits::text),
       '{LEAD}', (s.max_lead_ms / s.unit_ms)::text),
       '{MAX_LEAD_MS}', s.max_lead_ms::text),
       '{MAX_TICKS}', (9223372036854775807 >> (63 - s.time_bits))::text),
-      '{TIME_SHIFT}', s.time_shift::text),
-      '{NODE_PART}', (s.node_id::bigint << s.node_shift)::text || '::bigint'),
-      '{SLOT_SHIFT}', s.slot_shift::text),
-      '{SEQUENCE_SHIFT}', s.sequence_shift::text);
-  code := replace(code, '{TICK}', CASE WHEN s.unit_ms = 1 THEN '' ELSE format(
-      't := CASE WHEN t OPERATOR(pg_catalog.<) 0 THEN -1 ELSE t OPERATOR(pg_catalog./) %s END;', s.unit_ms) END);
-  code := replace(code, '{SEQUENCE_MASK}', ((1::bigint << s.sequence_bits) - 1)::text || '::bigint');
+      '{TIME_SHIFT}', s.time_shift::text);
+  -- The sequence field of the pair, shifted into place unless it sits at the low end.
+  code := replace(code, '{SEQUENCE_PART}', format(CASE WHEN s.sequence_shift = 0 THEN '(v OPERATOR(pg_catalog.&) %s::bigint)'
+      ELSE '((v OPERATOR(pg_catalog.&) %s::bigint) OPERATOR(pg_catalog.<<) %s)' END,
+      (1::bigint << s.sequence_bits) - 1, s.sequence_shift));
   -- snowflake_next(): no gene.
   code_plain := replace(replace(replace(replace(code, '{ARGS}', ''), '{SELF}', ''), '{GENE_CHECK}', ''), '{GENE_PART}', '');
   -- snowflake_next(gene): not strict (a NULL gene is an error, not a NULL id); refused by
