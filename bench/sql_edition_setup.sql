@@ -16,7 +16,7 @@ CREATE TABLE t_plpgsql_floor (id bigint PRIMARY KEY DEFAULT nextval('floor_seq')
 -- only advances a sequence. Every SQL edition keeps its state in sequences that callers
 -- cannot write (so the function that advances them runs as their owner), and PL/pgSQL sets
 -- up a function's expressions again in every transaction: with one row per transaction no
--- minting function can insert faster than this one.
+-- PL/pgSQL minting function can insert faster than this one.
 CREATE SEQUENCE nextval_seq;
 CREATE FUNCTION plpgsql_nextval() RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER AS $$
 BEGIN

@@ -501,13 +501,18 @@ got=$(q "$main" conform app "SET snowflake_sql.slot = '$held_slot'; SET client_m
 ok "a plain role cannot configure, write the settings, move a slot's sequence, call the internals, nor mint on another's slot"
 # snowflake_next() runs as the installing role without a SET search_path (its cost: see
 # sql_edition/src/60_next.sql): a caller's schema placed before pg_catalog, with look-alikes
-# of every function, operator and type it uses, changes nothing.
+# of functions, operators and types it uses, changes nothing.
 sql "$main" "CREATE SCHEMA evil AUTHORIZATION app" -d conform
+# The schema is open to every role, as a hostile caller would leave it: snowflake_next()
+# runs as the installing role, whose lookups skip schemas it may not use.
 hostile=$(q "$main" conform app "SET search_path = evil, pg_catalog;
+  GRANT USAGE ON SCHEMA evil TO PUBLIC;
   CREATE FUNCTION evil.nextval(regclass) RETURNS bigint LANGUAGE sql RETURN 0;
   CREATE FUNCTION evil.current_setting(text, boolean) RETURNS text LANGUAGE sql RETURN '7';
   CREATE FUNCTION evil.current_setting(text) RETURNS text LANGUAGE sql RETURN 'off';
-  CREATE FUNCTION evil.pg_advisory_unlock(int, int) RETURNS boolean LANGUAGE sql RETURN true;
+  CREATE FUNCTION evil.pg_try_advisory_lock(int, int) RETURNS boolean LANGUAGE sql RETURN true;
+  CREATE FUNCTION evil.date_part(text, timestamptz) RETURNS float8 LANGUAGE sql RETURN 0;
+  CREATE DOMAIN evil.float8 AS pg_catalog.float8 CHECK (false);
   CREATE FUNCTION evil.or8(bigint, bigint) RETURNS bigint LANGUAGE sql RETURN 0;
   CREATE OPERATOR evil.| (FUNCTION = evil.or8, LEFTARG = bigint, RIGHTARG = bigint);
   CREATE DOMAIN evil.text AS pg_catalog.text CHECK (false);
