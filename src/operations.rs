@@ -10,9 +10,7 @@
 //! of `snowflake_next()`, so that a pool of short sessions does not flood the log.
 
 use crate::settings;
-use pgrx::{
-    pg_guard, pg_shmem_init, pg_sys, PGRXSharedMemory, PgAtomic, PgLogLevel, PgSqlErrorCode,
-};
+use pgrx::{pg_shmem_init, pg_sys, PGRXSharedMemory, PgAtomic, PgLogLevel, PgSqlErrorCode};
 use snowflake_core::clock::unix_now_ms;
 use snowflake_core::epoch_end::{day_of, Daily, EpochSpan};
 use snowflake_core::server::Fixed;

@@ -9,7 +9,7 @@
 //! - the counters of each slot's generators, which `snowflake_status` sums;
 //! - the node claims seen committed (`claims.rs`), behind a lock: read once per backend.
 
-use pgrx::{pg_guard, pg_shmem_init, pg_sys, PGRXSharedMemory, PgAtomic, PgLwLock};
+use pgrx::{pg_shmem_init, PGRXSharedMemory, PgAtomic, PgLwLock};
 use snowflake_core::claim::Remembered;
 use snowflake_core::layout::MAX_SLOT_BITS;
 use snowflake_core::reservation::Reservation;

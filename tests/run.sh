@@ -9,7 +9,7 @@
 # (see below); two steps at a time (see below), each on servers and ports of its own;
 # then no server log of the run may show an internal error (XX000). Each piece also runs
 # alone against an installed build (see the README, "Tests").
-# Usage: bash tests/run.sh [15|16|17|18 ...]   (all four by default)
+# Usage: bash tests/run.sh [15|16|17|18|19 ...]   (all five by default)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root" || exit 1
@@ -35,6 +35,11 @@ gene_scenarios=(01-churn 02-pooler 03-parallel 04-terminate 07-burst)
 # prepared statements, composite types, bigint and json as text), and the order of ids
 # they rely on is checked on every major by the pg_regress suite.
 once_version=15
+# The majors whose arm64 packages are tested under emulation (every major's are built):
+# see the README's platform table for the choice and its times.
+arm64_test_versions="15 16 19"
+# The build root's majors run the subset's steps but its reliability scenarios.
+root_subset_versions="${BUILD_ROOT_MAJORS[*]}"
 
 # The subset on 16 and 17: clippy and the cargo pgrx tests (#[pg_test]s), build and install,
 # the pg_regress suite, the SQL edition (what it rests on, advisory locks, sequences and
@@ -92,37 +97,16 @@ shell_lint() { # every shell script, the sourced files followed
   shellcheck -x "${scripts[@]}"
 }
 
-# linted COMMAND...: COMMAND, a cargo build or test, with clippy as the compiler of this
-# workspace's crates (what `cargo clippy` does, but in the build itself, so that linting
-# compiles nothing of its own), every warning an error.
-linted() {
-  RUSTC_WORKSPACE_WRAPPER=clippy-driver CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__ \
-    timed compiling "$@"
-}
-
-# cargo_tests V: the #[pg_test]s and the crate's unit tests on PostgreSQL V, linted (the
-# build that runs them is the lint, for every major). initdb needs a non-root owner.
-# The tests build with dev-dependencies, whose features cargo unifies with the others', so
-# nothing of it serves the release build: each major compiles twice, no less.
-cargo_tests() {
-  local pgdata=$CLUSTERS_DIR/pgrx-test-$1 runas=()
-  mkdir -p "$CLUSTERS_DIR" && rm -rf "$pgdata"
-  if [[ $(id -u) == 0 ]]; then
-    chown postgres: "$CLUSTERS_DIR"
-    runas=(--runas postgres --pgdata "$pgdata")
-  fi
-  linted cargo pgrx test "pg$1" "${runas[@]}"
-}
-
 # The steps, two at a time (see queue_step in scripts/lib.sh). What compiles holds the build
-# directory ("cargo"), one build at a time, each major in turn: its #[pg_test]s (which
-# install their own build into that PostgreSQL) and then its release build and install,
-# after which that major's server steps may start beside the next major's build; 15 and
-# 18 first, which have the most server steps. The tarball test (16) swaps the installed
-# files, so it runs after every other step of its major; the packages of 15, 17 and 18
-# are tested in Debian roots of their own, beside anything. Steps that share a cluster name
-# and port hold it: the pg_regress suite and the upgrade test (which runs that suite), the
-# concurrency modes, a scenario's default and gene-layout runs.
+# directory ("cargo" here, "cargo-root" in the build root), one build at a time each, each
+# major in turn: its #[pg_test]s (which install their own build into that PostgreSQL) and
+# then its release build and install, after which that major's server steps may start
+# beside the next major's build; 15 and 18 first, which have the most server steps. The
+# tarball test (16) swaps the installed files, so it runs after every other step of its
+# major; the packages of 15, 17, 18 and 19 are tested in Debian roots of their own, beside
+# anything. Steps that share a cluster name and port hold it: the pg_regress suite and the
+# upgrade test (which runs that suite), the concurrency modes, a scenario's default and
+# gene-layout runs. A major of the build root (19) runs every step there (on_major).
 time_forget
 internal_errors_forget
 queue_step "lint: cargo fmt" - - cargo fmt --check
@@ -130,21 +114,23 @@ queue_step "lint: shellcheck" - - shell_lint
 build_order=()
 for v in "${versions[@]}"; do [[ $full_versions == *" $v "* ]] && build_order+=("$v"); done
 for v in "${versions[@]}"; do [[ $full_versions == *" $v "* ]] || build_order+=("$v"); done
+builds_of() { if in_build_root_major "$1"; then echo cargo-root; else echo cargo; fi; }
 for v in "${build_order[@]}"; do
-  queue_step "pg$v: unit, property and pg tests, clippy" - cargo cargo_tests "$v"
-  queue_step "pg$v: build and install" "pg$v: unit, property and pg tests, clippy" cargo install_extension "$v"
+  queue_step "pg$v: unit, property and pg tests, clippy" - "$(builds_of "$v")" on_major "$v" cargo_tests "$v"
+  queue_step "pg$v: build and install" "pg$v: unit, property and pg tests, clippy" "$(builds_of "$v")" \
+    on_major "$v" install_extension "$v"
 done
 queue_step "core: unit and property tests, clippy, no PostgreSQL" - cargo linted cargo test --quiet -p snowflake_core --all-targets
 for v in "${build_order[@]}"; do
   installed="pg$v: build and install" server_steps=()
   server_step() { # NAME HOLDS COMMAND...: a step of major v against its installed build
-    queue_step "pg$v: $1" "$installed" "$2" "${@:3}"
+    queue_step "pg$v: $1" "$installed" "$2" on_major "$v" "${@:3}"
     server_steps+=("pg$v: $1")
   }
   if [[ $full_versions == *" $v "* ]]; then
     reliability_queue "$v" server_step
     RELIABILITY_LAYOUT=$gene_layout BURST_IDS=500000 reliability_queue "$v" server_step "${gene_scenarios[@]}"
-  else
+  elif [[ " $root_subset_versions " != *" $v "* ]]; then
     reliability_queue "$v" server_step "${subset_scenarios[@]}"
   fi
   server_step "pg_regress suite" "regress$v" bash tests/regress.sh "$v"
@@ -155,8 +141,10 @@ for v in "${build_order[@]}"; do
   fi
   server_step "SQL edition (psql -f and pg_tle installs, the native's ids and errors, its promises)" - \
     bash tests/sql_edition.sh "$v"
-  server_step "operations (postgres_exporter against its own servers, alert rules tested on its scrapes)" - \
-    bash tests/operations.sh "$v"
+  if ! in_build_root_major "$v"; then
+    server_step "operations (postgres_exporter against its own servers, alert rules tested on its scrapes)" - \
+      bash tests/operations.sh "$v"
+  fi
   server_step "security (a hostile role against every function)" - bash tests/security.sh "$v"
   server_step "security, library preloaded" - bash tests/security.sh "$v" preload
   server_step "concurrency (pgbench)" "concurrency$v" bash tests/concurrency.sh "$v"
@@ -167,12 +155,26 @@ for v in "${build_order[@]}"; do
   if [[ -n $(debian_release_of "$v") ]]; then
     # In a clean Debian root, on ports of its own: it touches nothing installed here.
     queue_step "pg$v: package in a clean Debian $(debian_release_of "$v") root (apt-get install, pg_regress, pgbench preloaded, remove, upgrade from 0.2.1)" \
-      "$installed" - bash tests/package.sh "$v"
+      "$installed" - on_major "$v" bash tests/package.sh "$v"
   else
     # The tarball replaces the installed files of this major, then puts the source
     # install back: after every other step of the major, holding the build directory.
     queue_step "pg$v: tarball (install.sh, pg_regress against it)" \
       "$(IFS='|'; echo "${server_steps[*]}")" cargo bash tests/package.sh "$v"
+  fi
+  # arm64: every major's release files cross-compiled in the build root (after the host's
+  # build of the major, whose extension files they take); those of arm64_test_versions
+  # then tested in a clean arm64 Debian root under emulation, the others' only built and
+  # checked (see arm64_test_versions).
+  arm64_files=$SNOWFLAKE_PG_ROOT/target/release-files-arm64-pg$v
+  queue_step "pg$v arm64: release files cross-compiled (the glibc each library needs checked)" "$installed" cargo-root \
+    env RELEASE_FILES_DIR="$arm64_files" bash scripts/package.sh --arch arm64 "$v"
+  if [[ " $arm64_test_versions " == *" $v "* ]]; then
+    what="package in a clean arm64 Debian $(debian_release_of "$v") root, under emulation"
+    [[ -n $(debian_release_of "$v") ]] || what="tarball (its aarch64 library, install.sh refusing this machine's PostgreSQL $v)"
+    queue_step "pg$v arm64: $what" \
+      "pg$v arm64: release files cross-compiled (the glibc each library needs checked)" - \
+      env RELEASE_FILES_DIR="$arm64_files" on_major "$v" bash tests/package.sh "$v" arm64
   fi
 done
 run_queued_steps
