@@ -100,9 +100,14 @@ in_build_root_now() { [[ -f /etc/snowflake_pg-build-root ]]; }
 # in_build_root_major V: whether PostgreSQL V runs only in the build root.
 in_build_root_major() { [[ " ${BUILD_ROOT_MAJORS[*]} " == *" $1 "* ]]; }
 
-# on_major V COMMAND...: COMMAND where PostgreSQL V runs: here, or in the build root.
+# on_major V COMMAND...: COMMAND where PostgreSQL V runs: here, or in the build root, where
+# COMMAND may be a function of this file too.
 on_major() {
-  if in_build_root_major "$1" && ! in_build_root_now; then in_build_root "${@:2}"; else "${@:2}"; fi
+  if in_build_root_major "$1" && ! in_build_root_now; then
+    in_build_root bash -c 'source scripts/lib.sh && "$@"' on_major "${@:2}"
+  else
+    "${@:2}"
+  fi
 }
 
 # pg_major V: V's row of PG_MAJORS, or an error naming the supported majors.

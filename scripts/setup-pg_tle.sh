@@ -71,7 +71,7 @@ command -v flex >/dev/null || { echo "pg_tle needs flex: run scripts/setup.sh" >
 mkdir -p "$build_root"
 
 versions=("$@")
-((${#versions[@]})) || versions=("${PG_VERSIONS[@]}")
+((${#versions[@]})) || versions=("${PG_HOST_VERSIONS[@]}")
 for version in "${versions[@]}"; do
   pg_config=$(pg_config_of "$version") || exit 2
   if [[ ! -x $pg_config ]]; then

@@ -11,7 +11,9 @@
 # and pgjdbc, and a JDK where the machine has no javac) and, where ../shared/citus sits
 # beside the clone, Citus 13.2.2 built into PostgreSQL 15, 16 and 17 (the Citus scenario),
 # and where ../shared/pg_tle does, pg_tle 1.5.2 built into each major (the SQL edition's
-# test). Safe to run again, and quick then. It starts no server, and stops none but the
+# test), cargo-pgrx 0.18.1 aside (0.2.1's packages, which the package test upgrades from),
+# qemu-user for arm64 emulation (scripts/setup-emulation.sh) and the sid build root of
+# PostgreSQL 19 and the arm64 builds (scripts/setup-build-root.sh). Safe to run again, and quick then. It starts no server, and stops none but the
 # ones Debian's postgresql-15 and pgbouncer start when this run installs them.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -185,7 +187,7 @@ readable "$PG18_HOME" "$PG18_WHEEL_DIR"
 
 config=${PGRX_HOME:-$HOME/.pgrx}/config.toml
 init=() known=true
-for v in "${PG_VERSIONS[@]}"; do
+for v in "${PG_HOST_VERSIONS[@]}"; do
   init+=("--pg$v" "$(pg_config_of "$v")")
   grep -qxF "pg$v = \"$(pg_config_of "$v")\"" "$config" 2>/dev/null || known=false
 done
@@ -270,6 +272,20 @@ fi
 bash "$here/setup-pg_tle.sh"
 bash "$here/setup-operations.sh"
 
+# The cargo-pgrx of the release the packages upgrade from (0.2.1, pgrx 0.18.1), which
+# tests/package.sh builds from its commit: cargo-pgrx builds only a tree of its own pgrx
+# version (scripts/package.sh --source finds it with cargo_pgrx_for).
+previous_pgrx=0.18.1
+if [[ ! -x /var/lib/snowflake_pg/cargo-pgrx-$previous_pgrx/bin/cargo-pgrx ]]; then
+  say "cargo install cargo-pgrx $previous_pgrx into /var/lib/snowflake_pg/cargo-pgrx-$previous_pgrx, for 0.2.1's packages (about 6 minutes)"
+  cargo install --quiet --root "/var/lib/snowflake_pg/cargo-pgrx-$previous_pgrx" cargo-pgrx --version "$previous_pgrx" --locked
+fi
+
+# arm64 emulation (qemu-user) for the arm64 package tests, and the sid build root where
+# PostgreSQL 19 runs and every arm64 build is made.
+bash "$here/setup-emulation.sh"
+bash "$here/setup-build-root.sh"
+
 ready=""
-for v in "${PG_VERSIONS[@]}"; do ready+="$("$(pg_config_of "$v")" --version), "; done
-say "ready: $ready$(cargo pgrx --version)"
+for v in "${PG_HOST_VERSIONS[@]}"; do ready+="$("$(pg_config_of "$v")" --version), "; done
+say "ready: $ready$(in_build_root /usr/lib/postgresql/19/bin/postgres --version) in the build root, $(cargo pgrx --version)"

@@ -325,8 +325,8 @@ fn process_number() -> Result<i64, Error> {
     // SAFETY: set once when the backend starts, read-only afterwards.
     #[cfg(any(feature = "pg15", feature = "pg16"))]
     let slot = unsafe { pg_sys::MyBackendId } as i64 - 1;
-    // SAFETY: as above.
-    #[cfg(any(feature = "pg17", feature = "pg18"))]
+    // SAFETY: as above. (From 17 on, 19 included, the slot is MyProcNumber.)
+    #[cfg(not(any(feature = "pg15", feature = "pg16")))]
     let slot = unsafe { pg_sys::MyProcNumber } as i64;
     if slot < 0 {
         return Err(BackendError::NoBackendSlot.into());
