@@ -35,7 +35,8 @@ build_root_mounted() {
     { echo "no build root at $BUILD_ROOT: run scripts/setup-build-root.sh" >&2; return 1; }
   mountpoint -q "$BUILD_ROOT/proc" || mount -t proc proc "$BUILD_ROOT/proc" || return 1
   mkdir -p "$BUILD_ROOT/dev/shm"
-  mountpoint -q "$BUILD_ROOT/dev/shm" || mount -t tmpfs -o mode=1777,nosuid,nodev shm "$BUILD_ROOT/dev/shm" || return 1
+  mountpoint -q "$BUILD_ROOT/dev/shm" ||
+    mount -t tmpfs -o mode=1777,nosuid,nodev shm "$BUILD_ROOT/dev/shm" || return 1
   build_root_bind "$SNOWFLAKE_PG_ROOT" && build_root_bind "$CLUSTERS_DIR" &&
     build_root_bind "$BUILD_ROOT_TARGET_DIR" &&
     build_root_bind "$cargo_home/registry" /root/.cargo/registry &&
@@ -53,6 +54,6 @@ in_build_root() {
   build_root_mounted || return 1
   chroot "$BUILD_ROOT" /usr/bin/env -i -C "$SNOWFLAKE_PG_ROOT" \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-    CLUSTERS_DIR="$CLUSTERS_DIR" STEP_NAME="${STEP_NAME:-}" CARGO_TARGET_DIR="$BUILD_ROOT_TARGET_DIR" \
-    CARGO_NET_OFFLINE=true "$@"
+    CLUSTERS_DIR="$CLUSTERS_DIR" STEP_NAME="${STEP_NAME:-}" \
+    CARGO_TARGET_DIR="$BUILD_ROOT_TARGET_DIR" CARGO_NET_OFFLINE=true "$@"
 }
