@@ -91,6 +91,7 @@ mapfile -t PG_VERSIONS < <(printf '%s\n' "${!PG_MAJORS[@]}" | sort -n) # 15 16 1
 # building, testing and packaging, happens in that root, where its pg_config is the path
 # above. The others are this host's.
 BUILD_ROOT_MAJORS=(19)
+# shellcheck disable=SC2034 # read by the setup scripts that source this file
 mapfile -t PG_HOST_VERSIONS < <(printf '%s\n' "${PG_VERSIONS[@]}" | grep -vxF -f <(printf '%s\n' "${BUILD_ROOT_MAJORS[@]}"))
 
 # in_build_root_now: whether this runs in the build root (scripts/setup-build-root.sh
@@ -128,11 +129,12 @@ pg_bin_of() { "$(pg_config_of "$1")" --bindir; }
 citus_failed_log() { echo "/var/lib/snowflake_pg/citus-13.2.2-pg$1.failed.log"; }
 
 # debian_mirror: the Debian archive that this machine's own apt sources name for its
-# release (bookworm here), from one-line (sources.list) or deb822 (.sources) files; the
-# same archive serves Debian's other releases.
+# release (bookworm here; sid in the build root, whose os-release names the next release,
+# as unstable's does, with no version), from one-line (sources.list) or deb822 (.sources)
+# files; the same archive serves Debian's other releases.
 debian_mirror() {
   local release file files=()
-  release=$(. /etc/os-release && echo "$VERSION_CODENAME")
+  release=$(. /etc/os-release && if [[ -n ${VERSION_ID:-} ]]; then echo "$VERSION_CODENAME"; else echo sid; fi)
   for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
     [[ -f $file ]] && files+=("$file")
   done

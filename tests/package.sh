@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# The release files of PostgreSQL V as a DBA uses them, on servers that never saw a
-# compiler. META.json's version is checked against Cargo.toml's, V's release files are
-# built (scripts/package.sh V: the .deb, the tarball, the SQL edition's files, SHA256SUMS)
-# and checked against their checksums, then:
-# - 15, 17 and 18: in a clean Debian root of the release that packages V (debootstrap
-#   --variant=minbase; bookworm, trixie, sid: debian_release_of) with Debian's own
+# The release files of PostgreSQL V for architecture ARCH (this machine's by default, or
+# arm64 on an amd64 machine) as a DBA uses them, on servers that never saw a compiler.
+# META.json's version is checked against Cargo.toml's, V's release files are built
+# (scripts/package.sh [--arch ARCH] V: the .deb, the tarball, the SQL edition's files,
+# SHA256SUMS; or, with RELEASE_FILES_DIR set, taken from there as they are) and checked
+# against their checksums, the library against ARCH's ELF machine, then:
+# - 15, 17, 18 and 19: in a clean Debian root of ARCH and of the release that packages V
+#   (debootstrap --arch=ARCH --variant=minbase; bookworm, trixie, sid, and for
+#   experimental a sid root with experimental added: debian_release_of) with Debian's own
 #   postgresql-V and no Rust, cargo, clang or C compiler (checked), the .deb is installed
 #   with apt-get and its files checked with dpkg; a cluster without preload, started in the
 #   root as its postgres user, passes the pg_regress suite (the host's pg_regress and psql
@@ -15,31 +18,63 @@
 #   by this scripts/package.sh, cached) is installed, ids are minted and recorded with their
 #   parts, this release's package is installed over it, the server restarted and
 #   `ALTER EXTENSION snowflake_pg UPDATE` run: every recorded id still parses to the same
-#   parts, and new ids are greater. The root is made once and cached under
-#   /var/lib/snowflake_pg/roots; each run works in an overlay over it, thrown away after,
-#   so every run starts from the clean root. The servers it starts there are always stopped
+#   parts, and new ids are greater (amd64 only: 0.2.1 was never built for arm64, and the
+#   test says that it skips this step there). The root is made once and cached under
+#   /var/lib/snowflake_pg/roots, named by its release, architecture and major
+#   (bookworm-arm64-pg15); each run works in an overlay over it, thrown away after, so
+#   every run starts from the clean root. The servers it starts there are always stopped
 #   and what it mounts always unmounted.
 # - 16, which no Debian release has: the tarball's install.sh (which refuses another
 #   major's pg_config) installs it into PostgreSQL 16 in place of the source install, and
 #   the pg_regress suite runs against it; whatever happens, the source install is put back
-#   (install_extension 16) for the steps that follow.
-# Usage: bash tests/package.sh 15|16|17|18   (as root)
+#   (install_extension 16) for the steps that follow. For arm64 no PostgreSQL 16 runs here,
+#   so its tarball is checked as files only: install.sh refuses this machine's amd64
+#   PostgreSQL 16, naming both architectures, and installs into a stand-in arm64 one.
+# arm64 on an amd64 machine runs under emulation (scripts/setup-emulation.sh: qemu-user and
+# binfmt_misc): only the root's programs, the server among them, are emulated; pg_regress,
+# psql and pgbench are this machine's own, over the server's socket, which keeps it fast.
+# Every check prints its seconds, the budget of a CI run.
+# Usage: bash tests/package.sh MAJOR [ARCH]   (as root; ARCH: this machine's, or arm64)
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
-pg=${1:?usage: package.sh 15|16|17|18}
+pg=${1:?usage: package.sh MAJOR [ARCH]}
 pg_major "$pg" >/dev/null
 fail() { echo "FAIL package: $*" >&2; exit 1; }
-test_began=$EPOCHREALTIME
+test_began=$EPOCHREALTIME checked=$EPOCHREALTIME
+# ok MESSAGE: a check passed, with its seconds (since the check before it).
+ok() { echo "ok $* ($(seconds_since "$checked") s)"; checked=$EPOCHREALTIME; }
 
 # The release the packages upgrade from: its version and its commit, in this one place.
 # The tag v<version> names the commit where the clone has tags; the commit id serves where
-# it has not (CI's fresh clones), and its Cargo.toml must say that version.
-previous=0.2.1 previous_commit=18434229a8d4094e32d0ebb68c9da3bcf817d55e
+# it has not (CI's fresh clones), and its Cargo.toml must say that version. It was built
+# for one architecture.
+previous=0.2.1 previous_commit=18434229a8d4094e32d0ebb68c9da3bcf817d55e previous_arch=amd64 previous_majors="15 16 17 18"
+
+# The architectures the release files are tested for: this machine's, and arm64 (aarch64)
+# on an amd64 machine, emulated. The ELF machine (e_machine) of each one's libraries.
+host_arch=$(dpkg --print-architecture)
+arch=${2:-$host_arch}
+declare -A elf_machines=([amd64]=62 [arm64]=183)
+[[ $arch == "$host_arch" || ($host_arch == amd64 && $arch == arm64) ]] ||
+  fail "no test of $arch packages on this $host_arch machine (it runs $host_arch's, and arm64's on amd64)"
+emulated=false
+if [[ $arch != "$host_arch" ]]; then
+  emulated=true
+  bash "$SNOWFLAKE_PG_ROOT/scripts/setup-emulation.sh" || fail "no $arch emulation here"
+fi
+# elf_machine FILE: the ELF machine of FILE (bytes 18-19, read in this machine's byte order,
+# little-endian as both architectures' files are), or nothing if FILE is no ELF file.
+elf_machine() {
+  [[ $(od -A n -t x1 -N 4 "$1" 2>/dev/null) == " 7f 45 4c 46" ]] || return 0
+  od -A n -t u2 -j 18 -N 2 "$1" | tr -d ' '
+}
+# Release files and test output of an emulated architecture go in directories of their own.
+files_of=pg$pg
+$emulated && files_of=$arch-pg$pg
 
 cd "$SNOWFLAKE_PG_ROOT"
 version=$(extension_version)
-arch=$(dpkg --print-architecture)
 
 # META.json: valid JSON with the fields PGXN requires, and Cargo.toml's version.
 python3 - "$version" <<'EOF' || fail "META.json does not match Cargo.toml (version $version)"
@@ -56,23 +91,31 @@ for problem in problems:
     print(f"META.json: {problem}", file=sys.stderr)
 sys.exit(1 if problems else 0)
 EOF
-echo "ok META.json: version $version, as Cargo.toml"
+ok "META.json: version $version, as Cargo.toml"
 
-# V's release files, in a directory of this test's own.
-release_dir=$SNOWFLAKE_PG_ROOT/target/release-files-pg$pg
-RELEASE_FILES_DIR=$release_dir bash scripts/package.sh "$pg" >/dev/null || fail "scripts/package.sh $pg failed"
+# V's release files, in a directory of this test's own; or, with RELEASE_FILES_DIR set, the
+# ones already there, as they are (built elsewhere, or to be published).
+if [[ -n ${RELEASE_FILES_DIR:-} ]]; then
+  release_dir=$RELEASE_FILES_DIR
+else
+  release_dir=$SNOWFLAKE_PG_ROOT/target/release-files-$files_of
+  package_args=("$pg")
+  $emulated && package_args=(--arch "$arch" "$pg")
+  RELEASE_FILES_DIR=$release_dir bash scripts/package.sh "${package_args[@]}" >/dev/null ||
+    fail "scripts/package.sh ${package_args[*]} failed"
+fi
 package=postgresql-$pg-snowflake-pg
 deb=$release_dir/${package}_$version-1_$arch.deb
 tarball=$release_dir/snowflake_pg-$version-pg$pg-$arch-linux-gnu.tar.gz
-[[ -f $deb && -f $tarball ]] || fail "scripts/package.sh $pg wrote no $(basename "$deb") or $(basename "$tarball"): $(ls "$release_dir")"
+[[ -f $deb && -f $tarball ]] || fail "$release_dir holds no $(basename "$deb") or $(basename "$tarball"): $(ls "$release_dir")"
 shopt -s nullglob
 sql_edition=("$release_dir"/snowflake_sql--*.sql)
 ((${#sql_edition[@]} == 2)) || fail "the SQL edition's release files are not two: ${sql_edition[*]##*/}"
 (cd "$release_dir" && sha256sum --check --quiet SHA256SUMS) || fail "the release files do not match SHA256SUMS"
 (($(wc -l <"$release_dir/SHA256SUMS") == 4)) || fail "SHA256SUMS does not cover the 4 release files: $(cat "$release_dir/SHA256SUMS")"
 [[ $(dpkg-deb -f "$deb" Package) == "$package" && $(dpkg-deb -f "$deb" Version) == "$version-1" &&
-  $(dpkg-deb -f "$deb" Depends) == "postgresql-$pg" ]] ||
-  fail "$(basename "$deb"): package $(dpkg-deb -f "$deb" Package), version $(dpkg-deb -f "$deb" Version), depends on $(dpkg-deb -f "$deb" Depends)"
+  $(dpkg-deb -f "$deb" Architecture) == "$arch" && $(dpkg-deb -f "$deb" Depends) == "postgresql-$pg" ]] ||
+  fail "$(basename "$deb"): package $(dpkg-deb -f "$deb" Package), version $(dpkg-deb -f "$deb" Version), architecture $(dpkg-deb -f "$deb" Architecture), depends on $(dpkg-deb -f "$deb" Depends)"
 
 # The extension's files, as named in the server's directories: the library, the control
 # file, this version's install script, every install and upgrade script of the repository.
@@ -84,14 +127,55 @@ shopt -u nullglob
 # The tarball: the package's library, the same extension files, its install script.
 unpacked=$release_dir.unpacked
 rm -rf "$unpacked" && mkdir -p "$unpacked"
-tar -xzf "$tarball" -C "$unpacked"
+# Unpacked without a word from tar: a DBA's tar warns of no implausible time stamp (files
+# dated before 1970, as a build without the source's commit date makes them).
+warnings=$(tar -xzf "$tarball" -C "$unpacked" 2>&1) || fail "tar -xzf $(basename "$tarball") failed: $warnings"
+[[ -z $warnings ]] || fail "tar -xzf $(basename "$tarball") warns: $(head -n 3 <<<"$warnings")"
 top=$unpacked/$(basename "$tarball" .tar.gz)
 for file in install.sh lib/snowflake_pg.so "${extension_files[@]/#/extension/}"; do
   [[ -f $top/$file && ! -L $top/$file ]] || fail "$(basename "$tarball") holds no file $file"
 done
 dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/lib/postgresql/$pg/lib/snowflake_pg.so" | cmp -s - "$top/lib/snowflake_pg.so" ||
   fail "the library of $(basename "$tarball") is not that of $(basename "$deb")"
-echo "ok release files of PostgreSQL $pg: $(basename "$deb") ($(du -k "$deb" | cut -f1) kB), $(basename "$tarball") ($(du -k "$tarball" | cut -f1) kB), ${sql_edition[*]##*/}; sha256sum -c SHA256SUMS passes"
+machine=$(elf_machine "$top/lib/snowflake_pg.so")
+[[ $machine == "${elf_machines[$arch]}" ]] ||
+  fail "the library of $(basename "$tarball") is not an $arch ELF file (e_machine ${elf_machines[$arch]}): e_machine ${machine:-(none, no ELF file)}"
+ok "release files of PostgreSQL $pg on $arch: $(basename "$deb") ($(du -k "$deb" | cut -f1) kB), $(basename "$tarball") ($(du -k "$tarball" | cut -f1) kB), ${sql_edition[*]##*/}; sha256sum -c SHA256SUMS passes; the library an $arch ELF file (e_machine $machine)"
+
+# --- 16 on arm64: the tarball's files, checked as files -----------------------------------
+# No arm64 PostgreSQL 16 runs here. install.sh must refuse this machine's (amd64), naming
+# both architectures, before it touches it (if not, the source install is put back), and
+# install into a stand-in arm64 PostgreSQL 16: a pg_config that names directories of this
+# test's own, and, as its server, an aarch64 ELF file (the library itself).
+if [[ -z $(debian_release_of "$pg") ]] && $emulated; then
+  pg_config=$(pg_config_of "$pg")
+  if refusal=$(sh "$top/install.sh" "$pg_config" 2>&1); then
+    install_extension "$pg" || echo "FAIL package: could not restore the source install" >&2
+    fail "install.sh of the $arch tarball installed into this machine's $host_arch PostgreSQL $pg"
+  fi
+  [[ $refusal == *"PostgreSQL $pg on $arch ("*"PostgreSQL $pg on $host_arch ("* ]] ||
+    fail "install.sh refused this machine's PostgreSQL $pg, but does not say it is of $host_arch and the files of $arch: $refusal"
+  stand_in=$unpacked/stand-in-pg$pg
+  mkdir -p "$stand_in/bin" && cp "$top/lib/snowflake_pg.so" "$stand_in/bin/postgres"
+  cat >"$stand_in/bin/pg_config" <<STAND_IN
+#!/bin/sh
+case \$1 in
+  --version) echo 'PostgreSQL $pg.0' ;;
+  --bindir) echo '$stand_in/bin' ;;
+  --pkglibdir) echo '$stand_in/lib' ;;
+  --sharedir) echo '$stand_in/share' ;;
+esac
+STAND_IN
+  chmod 755 "$stand_in/bin/pg_config"
+  sh "$top/install.sh" "$stand_in/bin/pg_config" >/dev/null || fail "install.sh refused a stand-in $arch PostgreSQL $pg"
+  cmp -s "$top/lib/snowflake_pg.so" "$stand_in/lib/snowflake_pg.so" || fail "install.sh did not put the library into the stand-in's lib"
+  for file in "${extension_files[@]}"; do
+    cmp -s "$top/extension/$file" "$stand_in/share/extension/$file" || fail "install.sh did not put $file into the stand-in's share/extension"
+  done
+  ok "the $arch tarball, as files (no $arch PostgreSQL $pg runs here): its install.sh refused this machine's PostgreSQL $pg ($refusal) and installed the library and ${#extension_files[@]} extension files into a stand-in $arch PostgreSQL $pg"
+  echo "ok package test of PostgreSQL $pg on $arch ($(seconds_since "$test_began") s)"
+  exit 0
+fi
 
 # --- 16: the tarball, into the wheel's server --------------------------------------------
 if [[ -z $(debian_release_of "$pg") ]]; then
@@ -118,16 +202,25 @@ if [[ -z $(debian_release_of "$pg") ]]; then
   for file in "${extension_files[@]}"; do
     cmp -s "$top/extension/$file" "$extdir/$file" || fail "install.sh did not put $file into $extdir"
   done
-  echo "ok the tarball's install.sh refused PostgreSQL $other's pg_config and installed the library and ${#extension_files[@]} extension files into PostgreSQL $pg"
+  ok "the tarball's install.sh refused PostgreSQL $other's pg_config and installed the library and ${#extension_files[@]} extension files into PostgreSQL $pg"
   bash tests/regress.sh "$pg" || fail "the pg_regress suite failed against the tarball's install"
-  echo "ok pg_regress suite passed against the tarball's install ($(seconds_since "$test_began") s)"
+  ok "pg_regress suite passed against the tarball's install"
+  echo "ok package test of PostgreSQL $pg ($(seconds_since "$test_began") s)"
   exit 0
 fi
 
-# --- 15, 17, 18: a clean Debian root ----------------------------------------------------
+# --- 15, 17, 18, 19: a clean Debian root ------------------------------------------------
 release=$(debian_release_of "$pg")
+# Debian's postgresql-V, from the release's own suite; experimental is no whole release, but
+# packages over sid: a sid root with experimental added, from which only the server, its
+# client and libpq come (apt-get -t experimental would take experimental's perl too, which
+# does not install there).
+suite=$release server_packages=("postgresql-$pg")
+if [[ $release == experimental ]]; then
+  suite=sid server_packages=("postgresql-$pg/experimental" "postgresql-client-$pg/experimental" libpq5/experimental)
+fi
 roots=/var/lib/snowflake_pg/roots
-clean=$roots/$release-pg$pg run=$roots/run-pg$pg
+clean=$roots/$release-$arch-pg$pg run=$roots/run-$arch-pg$pg
 root=$run/root
 mounts=() started=()
 # The root's own programs, with nothing of this machine's environment.
@@ -137,7 +230,15 @@ apt_in_root() {
   in_root env DEBIAN_FRONTEND=noninteractive apt-get -y -q "$@" >"$run/apt.log" 2>&1 ||
     { cat "$run/apt.log" >&2; return 1; }
 }
-# Stops the servers started in the root, then unmounts what was mounted, last first.
+# root_busy: whether a process runs in the root (its / is the root's).
+root_busy() {
+  local link
+  for link in /proc/[0-9]*/root; do [[ $link -ef $root ]] && return 0; done
+  return 1
+}
+# Stops the servers started in the root, then unmounts what was mounted, last first. An
+# emulated server may still be exiting when pg_ctl -w returns (it waits for the pid file
+# only), and a mount still in use cannot go: first, up to 10 s for its processes to end.
 cleanup() {
   local code=$? i
   trap - EXIT
@@ -146,6 +247,7 @@ cleanup() {
     [[ ! -f $root${started[i]}/data/postmaster.pid ]] ||
       as_root_postgres "/usr/lib/postgresql/$pg/bin/pg_ctl" -D "${started[i]}/data" -m fast -w stop >/dev/null || code=1
   done
+  for ((i = 0; i < 200; i++)); do root_busy || break; sleep 0.05; done
   for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount "${mounts[i]}" || code=1; done
   # A failed run's overlay stays for a look (the clusters' logs), until the next run.
   if ((code == 0)); then rm -rf --one-file-system "$run"; fi
@@ -158,24 +260,29 @@ mount_at() { # mount_at DIR MOUNT-ARGS...: mounts on DIR, to be unmounted by cle
   mkdir -p "$dir" && mount "$@" "$dir" && mounts+=("$dir")
 }
 
-# The clean root, made once: debootstrap's minimal Debian, then Debian's postgresql-V
-# without recommends, nothing started (policy-rc.d). Made under another name and renamed
-# when complete, so an interrupted run leaves no half root behind.
+# The clean root, made once: debootstrap's minimal Debian of ARCH (its programs emulated
+# where ARCH is not this machine's), then Debian's postgresql-V without recommends, nothing
+# started (policy-rc.d). Made under another name and renamed when complete, so an
+# interrupted run leaves no half root behind.
 if [[ ! -d $clean ]]; then
   root_began=$EPOCHREALTIME
   rm -rf "$clean.new" && mkdir -p "$roots"
-  debootstrap --variant=minbase "$release" "$clean.new" "$(debian_mirror)" >"$clean.new.log" 2>&1 ||
-    { tail -n 20 "$clean.new.log"; fail "debootstrap $release failed"; }
+  debootstrap --arch="$arch" --variant=minbase "$suite" "$clean.new" "$(debian_mirror)" >"$clean.new.log" 2>&1 ||
+    { tail -n 20 "$clean.new.log"; fail "debootstrap --arch=$arch $suite failed"; }
+  debootstrapped=$(seconds_since "$root_began") server_began=$EPOCHREALTIME
   printf '#!/bin/sh\nexit 101\n' >"$clean.new/usr/sbin/policy-rc.d" && chmod 755 "$clean.new/usr/sbin/policy-rc.d"
   # The archive may be a snapshot older than its Release files' Valid-Until (sid's is a week).
   echo 'Acquire::Check-Valid-Until "false";' >"$clean.new/etc/apt/apt.conf.d/99snowflake-pg-snapshot"
+  if [[ $suite != "$release" ]]; then
+    echo "deb $(debian_mirror) $release main" >"$clean.new/etc/apt/sources.list.d/$release.list"
+  fi
   mount_at "$clean.new/proc" --bind /proc
   chroot "$clean.new" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive sh -c \
-    "apt-get -q update && apt-get -y -q install --no-install-recommends postgresql-$pg && apt-get clean" \
-    >>"$clean.new.log" 2>&1 || { tail -n 20 "$clean.new.log"; fail "installing postgresql-$pg in the $release root failed"; }
+    "apt-get -q update && apt-get -y -q install --no-install-recommends ${server_packages[*]} && apt-get clean" \
+    >>"$clean.new.log" 2>&1 || { tail -n 20 "$clean.new.log"; fail "installing postgresql-$pg in the $release $arch root failed"; }
   umount "$clean.new/proc" && unset 'mounts[-1]'
   mv "$clean.new" "$clean" && rm -f "$clean.new.log"
-  echo "ok made the clean $release root with Debian's postgresql-$pg in $roots ($(seconds_since "$root_began") s, $(du -sm "$clean" | cut -f1) MB)"
+  ok "made the clean $release $arch root with Debian's postgresql-$pg in $roots (debootstrap $debootstrapped s, postgresql-$pg $(seconds_since "$server_began") s, $(du -sm "$clean" | cut -f1) MB)"
 fi
 # A run killed outright (SIGKILL) leaves its mounts behind: taken down before its files go.
 if mountpoint -q "$root"; then umount -R "$root"; fi
@@ -184,9 +291,11 @@ mount_at "$root" -t overlay overlay -o "lowerdir=$clean,upperdir=$run/upper,work
 mount_at "$root/proc" --bind /proc
 mount_at "$root/dev/shm" -t tmpfs tmpfs
 server_version=$(in_root dpkg-query -W -f="\${Version}" "postgresql-$pg")
+root_arch=$(in_root dpkg --print-architecture)
+[[ $root_arch == "$arch" ]] || fail "the $release root of $arch is of $root_arch"
 compilers=$(in_root sh -c "for tool in rustc cargo rustup clang gcc cc c++ g++ ld; do command -v \$tool || true; done")
 [[ -z $compilers ]] || fail "the $release root has compilers: $compilers"
-echo "ok the $release root: Debian's postgresql-$pg $server_version; no rustc, cargo, clang, gcc, cc or ld"
+ok "the $release $arch root$(if $emulated; then echo " (emulated)"; fi): Debian's postgresql-$pg $server_version; no rustc, cargo, clang, gcc, cc or ld"
 
 # The clusters in the root, run by its postgres user, each in /var/tmp/snowflake_pg/NAME
 # there; lib.sh's sql and pgbench_run reach them through that directory seen from here.
@@ -222,7 +331,9 @@ for file in "${expected[@]}"; do
   [[ -f $root$file ]] || fail "$file is listed but not installed"
 done
 in_root dpkg --verify "$package" || fail "the installed files of $package differ from the package's checksums"
-echo "ok apt-get installed $(basename "$deb"): dpkg -L lists all ${#expected[@]} files, checksums verified"
+machine=$(elf_machine "$root$libdir/snowflake_pg.so")
+[[ $machine == "${elf_machines[$arch]}" ]] || fail "the installed $libdir/snowflake_pg.so is not an $arch ELF file: e_machine ${machine:-(none)}"
+ok "apt-get installed $(basename "$deb"): dpkg -L lists all ${#expected[@]} files, checksums verified, the library an $arch ELF file"
 
 # A stock server: the pg_regress suite, invoked as tests/regress.sh does: the tests that
 # create the extension first, the others after.
@@ -231,31 +342,33 @@ tests=() users=()
 for file in tests/regress/sql/*.sql; do
   if grep -qi '^CREATE EXTENSION snowflake_pg' "$file"; then tests+=("$(basename "$file" .sql)"); else users+=("$(basename "$file" .sql)"); fi
 done
-out=$SNOWFLAKE_PG_ROOT/target/regress-package-pg$pg
+out=$SNOWFLAKE_PG_ROOT/target/regress-package-$files_of
 rm -rf "$out" && mkdir -p "$out"
 "$(dirname "$("$(pg_config_of "$pg")" --pgxs)")/../test/regress/pg_regress" --bindir="$(pg_bin_of "$pg")" \
   --host="$CLUSTERS_DIR/stock" --port=$((6600 + pg)) --user=postgres --inputdir=tests/regress \
   --outputdir="$out" --dbname=snowflake_regress "${tests[@]}" "${users[@]}" >"$out/pg_regress.log" 2>&1 ||
   { cat "$out/pg_regress.log" "$out/regression.diffs" 2>/dev/null; fail "the pg_regress suite failed against the package in the $release root"; }
 root_cluster_stop stock
-echo "ok pg_regress suite ($((${#tests[@]} + ${#users[@]})) tests) passed against the package on the root's PostgreSQL $pg, not preloaded"
+ok "pg_regress suite ($((${#tests[@]} + ${#users[@]})) tests) passed against the package on the root's PostgreSQL $pg, not preloaded"
 
 # A preloading server minting under pgbench: 8 clients, then a new connection for every
 # transaction, so that slots are taken and given back all the time: afterwards no backend
 # holds a slot, and at most 16 held one at once (a new connection may take a slot before
 # the backend it follows has exited and given its own back). The reservation is ahead of
-# the clock and written to its file.
-clients=8
+# the clock and written to its file. Emulated, every new connection's backend starts slowly:
+# fewer transactions, still 8 clients and a run with -C.
+clients=8 transactions=100
+$emulated && transactions=25
 root_cluster_start preload $((6620 + pg)) shared_preload_libraries=snowflake_pg
 sql preload "CREATE EXTENSION snowflake_pg" -c "CREATE TABLE minted (id bigint PRIMARY KEY DEFAULT snowflake_next(), client int NOT NULL)"
 echo "INSERT INTO minted (client) SELECT :client_id FROM generate_series(1, 10);" >"$CLUSTERS_DIR/preload/insert.sql"
 for connect in "" -C; do
-  read -r _ _ failed <<<"$(pgbench_run preload -c "$clients" -j 2 -t 100 $connect -f "$CLUSTERS_DIR/preload/insert.sql")" ||
+  read -r _ _ failed <<<"$(pgbench_run preload -c "$clients" -j 2 -t "$transactions" $connect -f "$CLUSTERS_DIR/preload/insert.sql")" ||
     fail "pgbench $connect failed on the preloading server"
   ((failed == 0)) || fail "pgbench $connect: $failed failed transactions"
 done
 rows=$(sql preload "SELECT count(*) FROM minted")
-((rows == 2 * clients * 100 * 10)) || fail "$rows ids minted, not $((2 * clients * 100 * 10))"
+((rows == 2 * clients * transactions * 10)) || fail "$rows ids minted, not $((2 * clients * transactions * 10))"
 for ((i = 0; i < 100; i++)); do
   [[ $(sql preload "SELECT backends_minting FROM snowflake_status") == 0 ]] && break
   sleep 0.05
@@ -271,13 +384,21 @@ mark=$CLUSTERS_DIR/preload/data/pg_snowflake/high_water_mark
 [[ -s $mark ]] || fail "no reservation written to $mark"
 root_cluster_stop preload
 [[ -s $mark ]] || fail "the high-water mark file is gone after a clean stop"
-echo "ok preloading server: $rows ids from $((2 * clients * 100)) transactions of $clients clients (the last $((clients * 100)) each on a new connection), 0 failed, 0 duplicates; slots taken and given back (at most $most held at once, $slots slots used in turn, 0 held after), the reservation ahead of the clock and written"
+ok "preloading server: $rows ids from $((2 * clients * transactions)) transactions of $clients clients (the last $((clients * transactions)) each on a new connection), 0 failed, 0 duplicates; slots taken and given back (at most $most held at once, $slots slots used in turn, 0 held after), the reservation ahead of the clock and written"
 
 apt_in_root remove "$package" || fail "apt-get remove $package failed"
 for file in "${expected[@]}"; do [[ ! -e $root$file ]] || fail "$file is left after apt-get remove $package"; done
 ! in_root dpkg-query -W -f="\${Status}" "$package" 2>/dev/null | grep -qv not-installed ||
   fail "dpkg still knows $package after apt-get remove: $(in_root dpkg-query -W -f="\${Status}" "$package")"
-echo "ok apt-get remove $package: none of its files left"
+ok "apt-get remove $package: none of its files left"
+
+# The previous release was built for amd64 and 15 to 18 only: elsewhere there is nothing
+# to upgrade from.
+if [[ $arch != "$previous_arch" || " $previous_majors " != *" $pg "* ]]; then
+  echo "skip the upgrade from $previous's package: $previous was built for PostgreSQL $previous_majors on $previous_arch only"
+  echo "ok package test of PostgreSQL $pg on $arch in the $release root ($(seconds_since "$test_began") s)"
+  exit 0
+fi
 
 # The previous release's package, built once from its commit by this scripts/package.sh.
 commit=$(git rev-parse -q --verify "refs/tags/v$previous^{commit}" || echo "$previous_commit")
@@ -315,5 +436,5 @@ check=$(sql upgrade "SELECT concat_ws(' ', (SELECT extversion FROM pg_extension 
 [[ $check == "$version 0 t" ]] ||
   fail "after the update (version, ids that parse otherwise than before, new ids greater): $check, not '$version 0 t'"
 root_cluster_stop upgrade
-echo "ok upgraded from $previous's package (built from $commit): apt-get install over it, a restart, ALTER EXTENSION UPDATE to $version; 1000 ids minted before parse to the same parts, 1000 minted after are greater"
-echo "ok package test of PostgreSQL $pg in the $release root ($(seconds_since "$test_began") s)"
+ok "upgraded from $previous's package (built from $commit): apt-get install over it, a restart, ALTER EXTENSION UPDATE to $version; 1000 ids minted before parse to the same parts, 1000 minted after are greater"
+echo "ok package test of PostgreSQL $pg on $arch in the $release root ($(seconds_since "$test_began") s)"
