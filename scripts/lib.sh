@@ -22,8 +22,13 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/var/lib/snowflake_pg/target}
 # rustup toolchain that is (this machine kind's stable is 1.95, its nightly 1.97.0), set
 # for every cargo and rustc the scripts run. A RUSTUP_TOOLCHAIN already set is left be.
 RUST_MIN_VERSION=1.96
+# pgrx_version_of TREE: the pgrx version that TREE's Cargo.toml pins (pgrx = "=X", or
+# pgrx = { version = "=X", ... }).
+pgrx_version_of() {
+  sed -n -E 's/^pgrx = (\{ *version = )?"=([0-9.]+)".*$/\2/p' "$1/Cargo.toml"
+}
 # The pgrx of Cargo.toml, which cargo-pgrx must match exactly.
-PGRX_VERSION=$(sed -n 's/^pgrx = "=\(.*\)"$/\1/p' "$SNOWFLAKE_PG_ROOT/Cargo.toml")
+PGRX_VERSION=$(pgrx_version_of "$SNOWFLAKE_PG_ROOT")
 
 # rust_new_enough [+TOOLCHAIN]: whether that rustc (the default one) is RUST_MIN_VERSION
 # or later.
@@ -52,7 +57,7 @@ rust_toolchain_select || true
 # directory of its own, named here.
 cargo_pgrx_for() {
   local version
-  version=$(sed -n 's/^pgrx = "=\(.*\)"$/\1/p' "$1/Cargo.toml")
+  version=$(pgrx_version_of "$1")
   if [[ $version == "$PGRX_VERSION" ]]; then
     dirname "$(command -v cargo-pgrx)"
   else

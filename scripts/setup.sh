@@ -16,6 +16,7 @@ say() { printf '== setup: %s\n' "$*"; }
 
 command -v cargo >/dev/null || { echo "setup: no cargo: install Rust $RUST_MIN_VERSION or later first (rustup.rs)" >&2; exit 1; }
 rust_toolchain_select
+[[ -n $PGRX_VERSION ]] || { echo "setup: Cargo.toml pins no pgrx version" >&2; exit 1; }
 fresh=$(apt_install_missing postgresql-15 postgresql-server-dev-15 libclang-dev clang pkg-config libssl-dev)
 # Installing postgresql-15 creates and may start Debian's own cluster 15/main (port 5432).
 # The demo and the tests start their own servers on their own ports and directories, so
