@@ -81,7 +81,9 @@ CLIENTS_NODE=${CLIENTS_NODE:-/var/lib/snowflake_pg/clients-node}
 # version itself, distinct per major and never 5432: the demo 5415, tests/concurrency.sh
 # 5430+V, tests/regress.sh 5440+V, tests/security.sh 5460+V and 5470+V, tests/upgrade.sh
 # 5480+V, tests/docs.sh 5500+V and 5520+V, tests/clients.sh 5560+V, 5580+V and (pgbouncer)
-# 5540+V, bench/run.sh 5700+V (and 5750+), tests/sql_edition.sh 6000 to 6079.
+# 5540+V, bench/run.sh 5700+V (and 5750+), tests/sql_edition.sh 6000 to 6079,
+# tests/package.sh 6600+V to 6640+V, tests/images.sh 6660+V and 6680+V,
+# tests/apt_repository.sh 6690 to 6699.
 declare -gA PG_MAJORS=(
   [15]="/usr/lib/postgresql/15/bin/pg_config 6200" # Debian's postgresql-15
   [16]="$PG16_HOME/bin/pg_config 6300"              # the pgserver wheel (16.2)
@@ -184,6 +186,67 @@ glibc_needed() {
   readelf -V --wide "$1" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -n 1
 }
 
+# debian_root_make DIR ARCH RELEASE PACKAGE...: a clean Debian root in DIR, unless there:
+# debootstrap's minimal RELEASE of ARCH (its programs emulated where ARCH is not this
+# machine's; experimental, no whole release, is sid with experimental added, PACKAGEs
+# named NAME/experimental coming from it), then the PACKAGEs without recommends, nothing
+# started (policy-rc.d) and no cluster made (postgresql-common's createcluster.conf, set
+# before it installs). The archive may be a snapshot older than its Release files'
+# Valid-Until (sid's is a week), which is no reason to refuse it. Made under another name
+# and renamed when complete, so an interrupted run leaves no half root. Prints the
+# seconds of debootstrap and of the packages.
+debian_root_make() {
+  local dir=$1 arch=$2 release=$3 suite=$3 began status=0 debootstrapped; shift 3
+  [[ ! -d $dir ]] || return 0
+  [[ $release != experimental ]] || suite=sid
+  began=$EPOCHREALTIME
+  rm -rf "$dir.new" && mkdir -p "$(dirname "$dir")"
+  debootstrap --arch="$arch" --variant=minbase "$suite" "$dir.new" "$(debian_mirror)" >"$dir.new.log" 2>&1 ||
+    { tail -n 20 "$dir.new.log" >&2; echo "debootstrap --arch=$arch $suite failed" >&2; return 1; }
+  debootstrapped=$(seconds_since "$began") began=$EPOCHREALTIME
+  printf '#!/bin/sh\nexit 101\n' >"$dir.new/usr/sbin/policy-rc.d" && chmod 755 "$dir.new/usr/sbin/policy-rc.d"
+  echo 'Acquire::Check-Valid-Until "false";' >"$dir.new/etc/apt/apt.conf.d/99snowflake-pg-snapshot"
+  mkdir -p "$dir.new/etc/postgresql-common"
+  echo 'create_main_cluster = false' >"$dir.new/etc/postgresql-common/createcluster.conf"
+  [[ $suite == "$release" ]] || echo "deb $(debian_mirror) $release main" >"$dir.new/etc/apt/sources.list.d/$release.list"
+  mount --bind /proc "$dir.new/proc" || return 1
+  chroot "$dir.new" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive sh -c \
+    'apt-get -q update && apt-get -y -q install --no-install-recommends -o Dpkg::Options::=--force-confold "$@" && apt-get clean' \
+    sh "$@" >>"$dir.new.log" 2>&1 || status=$?
+  umount "$dir.new/proc" || return 1
+  ((status == 0)) || { tail -n 20 "$dir.new.log" >&2; echo "installing $* in the $release $arch root failed" >&2; return 1; }
+  mv "$dir.new" "$dir" && rm -f "$dir.new.log"
+  echo "debootstrap $debootstrapped s, packages $(seconds_since "$began") s"
+}
+
+# root_overlay CLEAN RUN: RUN/root, a throwaway overlay over the clean root CLEAN (its
+# changes in RUN, emptied first), with /proc; each mount is added to the caller's array
+# mounts, for root_unmount.
+root_overlay() {
+  local clean=$1 run=$2
+  # A run killed outright (SIGKILL) leaves its mounts behind: taken down before its files go.
+  if mountpoint -q "$run/root"; then umount -R "$run/root"; fi
+  rm -rf --one-file-system "$run" && mkdir -p "$run/upper" "$run/work" "$run/root" &&
+    mount -t overlay overlay -o "lowerdir=$clean,upperdir=$run/upper,workdir=$run/work" "$run/root" &&
+    mounts+=("$run/root") && mount --bind /proc "$run/root/proc" && mounts+=("$run/root/proc")
+}
+
+# root_unmount ROOT DIR...: unmounts the DIRs, last first, once no process runs in the
+# chroot ROOT (its / is ROOT), waiting up to 10 s for them: an emulated server may still be
+# exiting when pg_ctl -w returns (it waits for the pid file only), and a mount still in use
+# cannot go. Fails if one would not unmount.
+root_unmount() {
+  local root=$1 i link busy status=0; shift
+  for ((i = 0; i < 200; i++)); do
+    busy=false
+    for link in /proc/[0-9]*/root; do if [[ $link -ef $root ]]; then busy=true && break; fi; done
+    $busy || break
+    sleep 0.05
+  done
+  for ((i = $#; i >= 1; i--)); do umount "${!i}" || status=1; done
+  return "$status"
+}
+
 # apt_install_missing PACKAGE...: installs those of the Debian packages not installed yet
 # (apt-get's output on stderr) and prints their names, one a line.
 apt_install_missing() {
@@ -214,7 +277,18 @@ stage_extension() {
   rm -rf "$stage" && mkdir -p "$stage"
   (flock 9 && cd "$SNOWFLAKE_PG_ROOT" && timed compiling cargo pgrx package --pg-config "$pg_config" --out-dir "$stage") \
     9>"${TMPDIR:-/tmp}/snowflake_pg-install.lock" >"$stage.log" 2>&1 || { cat "$stage.log" >&2; return 1; }
-  cp -n "$SNOWFLAKE_PG_ROOT"/sql/snowflake_pg--*.sql "$stage$("$pg_config" --sharedir)/extension/"
+  extension_scripts | xargs -r cp -n -t "$stage$("$pg_config" --sharedir)/extension/"
+}
+
+# extension_scripts: the SQL scripts a build ships beside the install script pgrx
+# generates: the upgrade scripts (sql/snowflake_pg--X--Y.sql, where pgrx's own install
+# takes them from) and the frozen install scripts of earlier releases
+# (sql/releases/snowflake_pg--X.sql; the trees of releases before 0.3.0 keep them in sql/).
+extension_scripts() {
+  local file
+  for file in "$SNOWFLAKE_PG_ROOT"/sql/snowflake_pg--*.sql "$SNOWFLAKE_PG_ROOT"/sql/releases/snowflake_pg--*.sql; do
+    if [[ -f $file ]]; then echo "$file"; fi
+  done
 }
 
 # extension_stage V: where install_extension stages its build for PostgreSQL V.
@@ -369,11 +443,11 @@ extension_schema() {
       -e "s/oid = '[0-9]+'/oid = 'n'/g"
 }
 
-# extension_versions: the versions whose install script is frozen in sql/
-# (sql/snowflake_pg--X.sql), oldest first; the current one's is generated by pgrx.
+# extension_versions: the versions whose install script is frozen in sql/releases/
+# (sql/releases/snowflake_pg--X.sql), oldest first; the current one's is generated by pgrx.
 extension_versions() {
   local file
-  for file in "$SNOWFLAKE_PG_ROOT"/sql/snowflake_pg--*.sql; do
+  for file in $(extension_scripts); do
     file=$(basename "$file" .sql) && file=${file#snowflake_pg--}
     [[ $file == *--* ]] || echo "$file"
   done | sort -V
@@ -469,18 +543,26 @@ sql() {
   cluster_psql "$name" -qAt -c "$query" "$@"
 }
 
-# pgbench_run NAME [--aborts] [pgbench args...]: pgbench against database postgres of
-# cluster NAME, without vacuuming first. Prints "TPS TRANSACTIONS FAILED": transactions per
-# second, transactions processed and failed transactions. Its output goes to $PGBENCH_LOG if
-# set, else to a pgbench.*.log in the cluster's directory; if pgbench fails, it is printed to
+# pgbench_run NAME [--aborts] [--db DATABASE] [--user ROLE] [pgbench args...]: pgbench
+# against DATABASE (postgres by default) of cluster NAME as ROLE (postgres by default),
+# without vacuuming first. Prints "TPS TRANSACTIONS FAILED": transactions per second,
+# transactions processed and failed transactions. Its output goes to $PGBENCH_LOG if set,
+# else to a pgbench.*.log in the cluster's directory; if pgbench fails, it is printed to
 # stderr. With --aborts, clients are expected to abort (an error that pgbench does not
 # retry ends a client, and pgbench then exits with status 2): that is no failure here.
 pgbench_run() {
-  local name=$1 port bin log aborts=false status=0; shift
-  [[ ${1:-} == --aborts ]] && { aborts=true; shift; }
+  local name=$1 port bin log aborts=false db=postgres user=postgres status=0; shift
+  while (($#)); do
+    case $1 in
+      --aborts) aborts=true; shift ;;
+      --db) db=$2; shift 2 ;;
+      --user) user=$2; shift 2 ;;
+      *) break ;;
+    esac
+  done
   port=$(cluster_port "$name") && bin=$(pg_bin_of "$(cluster_version "$name")") || return 1
   log=${PGBENCH_LOG:-$(mktemp "$CLUSTERS_DIR/$name/pgbench.XXXXXX.log")}
-  "$bin/pgbench" -n -h "$CLUSTERS_DIR/$name" -p "$port" -U postgres "$@" postgres >"$log" 2>&1 || status=$?
+  "$bin/pgbench" -n -h "$CLUSTERS_DIR/$name" -p "$port" -U "$user" "$@" "$db" >"$log" 2>&1 || status=$?
   if ((status != 0)) && ! { $aborts && ((status == 2)); }; then cat "$log" >&2; return 1; fi
   awk '/^tps = / { tps = $3 }
     /^number of transactions actually processed: / { split($6, n, "/"); tx = n[1] }

@@ -15,9 +15,9 @@
 # build that install_extension staged (`cargo pgrx package` against that major's pg_config
 # and headers; staged anew where it is missing or older than a source file: staged_build),
 # relocated from wherever that PostgreSQL lives here to Debian's paths, so that after the
-# tests packaging compiles nothing. Every
-# sql/snowflake_pg--*.sql of the source (earlier versions' install scripts, upgrade
-# scripts) goes in beside the install script pgrx generates for this version.
+# tests packaging compiles nothing. Every SQL script of the source (the upgrade scripts in
+# sql/, earlier versions' install scripts in sql/releases/: extension_scripts) goes in
+# beside the install script pgrx generates for this version.
 # With --arch arm64 it packages for arm64 (aarch64) instead of this machine's amd64: the
 # library cross-compiled in the build root (scripts/build-root.sh; sid's Rust has the
 # only aarch64 std here) against Debian's arm64 server headers of V, the extension files

@@ -24,7 +24,7 @@ source "$here/lib.sh"
 say() { printf '== setup-tests: %s\n' "$*"; }
 
 packages=(postgresql-contrib sudo libfaketime unzip python3-pip python3-venv shellcheck
-          debootstrap postgresql-15-partman pgbouncer libpostgresql-jdbc-java)
+          debootstrap postgresql-15-partman pgbouncer libpostgresql-jdbc-java apt-utils)
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)
 command -v javac >/dev/null || packages+=(default-jdk-headless)

@@ -6,7 +6,7 @@
 -- field runs out (epoch_ends) and the share of it used (epoch_used), when the high-water
 -- mark was last renewed and how many of its renewals failed, and whether another server
 -- claims this server's node id (node_claimed_by_other). The function's result type
--- changes, so it and the view over it are dropped and made again, as sql/status.sql and
+-- changes, so it and the view over it are dropped and made again, as sql/src/status.sql and
 -- src/status.rs make them; a view of the DBA's over snowflake_status blocks the update
 -- (drop it first, and make it again after). The view's grant is given again.
 DROP VIEW snowflake_status;

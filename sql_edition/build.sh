@@ -37,26 +37,26 @@ for v in "$version" "${from[@]}"; do
 done
 mkdir -p "$out"
 
-# The body: the native extension's row type (sql/parts.sql, one source for both editions,
+# The body: the native extension's row type (sql/src/parts.sql, one source for both editions,
 # made only where it is missing: a type cannot be replaced), every source file in order,
 # @version@ filled in, then the native extension's SQL that carries over whole
 # (snowflake_bounds, snowflake_key_holders, snowflake_convert), each function created or
 # replaced in the edition's schema. It must not hold the quote tags that wrap it below,
 # nor pg_tle's own delimiters.
-grep -q '^CREATE TYPE snowflake_parts ' "$here/../sql/parts.sql" ||
-  { echo "sql/parts.sql no longer creates snowflake_parts as this script expects" >&2; exit 1; }
+grep -q '^CREATE TYPE snowflake_parts ' "$here/../sql/src/parts.sql" ||
+  { echo "sql/src/parts.sql no longer creates snowflake_parts as this script expects" >&2; exit 1; }
 body=$(
-printf -- "-- sql/parts.sql, the native extension's\n"
+printf -- "-- sql/src/parts.sql, the native extension's\n"
 printf '%s\n' "DO \$parts\$" 'BEGIN' "  IF pg_catalog.to_regtype('@extschema@.snowflake_parts') IS NULL THEN"
-sed -e 's/^CREATE TYPE snowflake_parts /CREATE TYPE @extschema@.snowflake_parts /' "$here/../sql/parts.sql"
+sed -e 's/^CREATE TYPE snowflake_parts /CREATE TYPE @extschema@.snowflake_parts /' "$here/../sql/src/parts.sql"
 printf '%s\n' '  END IF;' 'END' "\$parts\$;" ''
 for file in "$here"/src/*.sql; do
   printf -- '-- sql_edition/src/%s\n' "$(basename "$file")"
   sed "s/@version@/$version/g" "$file"
   echo
 done
-for file in "$here"/../sql/partitions.sql "$here"/../sql/convert.sql; do
-  printf -- "-- sql/%s, the native extension's\n" "$(basename "$file")"
+for file in "$here"/../sql/src/partitions.sql "$here"/../sql/src/convert.sql; do
+  printf -- "-- sql/src/%s, the native extension's\n" "$(basename "$file")"
   sed -e 's/^CREATE FUNCTION snowflake_/CREATE OR REPLACE FUNCTION @extschema@.snowflake_/' \
     -e 's/^COMMENT ON FUNCTION snowflake_/COMMENT ON FUNCTION @extschema@.snowflake_/' "$file"
   echo

@@ -23,8 +23,9 @@
 //!   owner), `error` (any module's error, boxed, for `?`) and `raise` (errors into
 //!   PostgreSQL).
 //!
-//! Hand-written SQL lives in `sql/`, loaded below; only `#[pg_extern]` functions are
-//! declared in Rust.
+//! Hand-written SQL lives in `sql/src/`, loaded below; only `#[pg_extern]` functions are
+//! declared in Rust. (`sql/` holds the upgrade scripts, where pgrx installs them from, and
+//! `sql/releases/` the frozen install scripts of earlier releases.)
 
 mod backend;
 mod claims;
@@ -45,17 +46,17 @@ mod pg_tests;
 
 ::pgrx::pg_module_magic!(name, version);
 
-pgrx::extension_sql_file!("../sql/parts.sql", name = "snowflake_parts", bootstrap);
-pgrx::extension_sql_file!("../sql/next.sql", name = "snowflake_next");
-pgrx::extension_sql_file!("../sql/nodes.sql", name = "snowflake_nodes");
+pgrx::extension_sql_file!("../sql/src/parts.sql", name = "snowflake_parts", bootstrap);
+pgrx::extension_sql_file!("../sql/src/next.sql", name = "snowflake_next");
+pgrx::extension_sql_file!("../sql/src/nodes.sql", name = "snowflake_nodes");
 pgrx::extension_sql_file!(
-    "../sql/status.sql",
+    "../sql/src/status.sql",
     name = "snowflake_status",
     requires = ["snowflake_nodes", status::snowflake_server_status]
 );
-pgrx::extension_sql_file!("../sql/convert.sql", name = "convert");
-pgrx::extension_sql_file!("../sql/partitions.sql", name = "partitions");
-pgrx::extension_sql_file!("../sql/comments.sql", finalize);
+pgrx::extension_sql_file!("../sql/src/convert.sql", name = "convert");
+pgrx::extension_sql_file!("../sql/src/partitions.sql", name = "partitions");
+pgrx::extension_sql_file!("../sql/src/comments.sql", finalize);
 
 #[pgrx::pg_guard]
 pub extern "C-unwind" fn _PG_init() {

@@ -41,7 +41,7 @@ impl Reported for CallError {
 // than a `#[pg_extern]`: pgrx's generic wrapper (a memory-context switch and an unwinding
 // guard on every call) cost about as much as the rest of the call. Nothing on its success
 // path can panic; its error path goes through pgrx's guard like every other function.
-// Declared in sql/next.sql.
+// Declared in sql/src/next.sql.
 #[no_mangle]
 pub extern "C" fn pg_finfo_snowflake_next() -> &'static pg_sys::Pg_finfo_record {
     static VERSION_1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };

@@ -113,6 +113,7 @@ time_forget
 internal_errors_forget
 queue_step "lint: cargo fmt" - - cargo fmt --check
 queue_step "lint: shellcheck" - - shell_lint
+queue_step "lint: workflows (check-jsonschema, zizmor)" - - bash tests/workflows.sh
 build_order=()
 for v in "${versions[@]}"; do [[ $full_versions == *" $v "* ]] && build_order+=("$v"); done
 for v in "${versions[@]}"; do [[ $full_versions == *" $v "* ]] || build_order+=("$v"); done
@@ -123,6 +124,7 @@ for v in "${build_order[@]}"; do
     on_major "$v" install_extension "$v"
 done
 queue_step "core: unit and property tests, clippy, no PostgreSQL" - cargo linted cargo test --quiet -p snowflake_core --all-targets
+declare -A image_inputs=()
 for v in "${build_order[@]}"; do
   installed="pg$v: build and install" server_steps=()
   server_step() { # NAME HOLDS COMMAND...: a step of major v against its installed build
@@ -155,9 +157,14 @@ for v in "${build_order[@]}"; do
     server_step "concurrency (pgbench), gene layout" "concurrency$v" bash tests/concurrency.sh "$v" gene
   fi
   if [[ -n $(debian_release_of "$v") ]]; then
-    # In a clean Debian root, on ports of its own: it touches nothing installed here.
-    queue_step "pg$v: package in a clean Debian $(debian_release_of "$v") root (apt-get install, pg_regress, pgbench preloaded, remove, upgrade from 0.2.1)" \
-      "$installed" - on_major "$v" bash tests/package.sh "$v"
+    # In a clean Debian root, on ports of its own: it touches nothing installed here. 0.2.1
+    # was built for 15 to 18 only, the majors whose packages upgrade from its.
+    upgrade=", upgrade from 0.2.1"
+    in_build_root_major "$v" && upgrade=""
+    package_step="pg$v: package in a clean Debian $(debian_release_of "$v") root (apt-get install, pg_regress, pgbench preloaded, remove$upgrade)"
+    queue_step "$package_step" "$installed" - on_major "$v" bash tests/package.sh "$v"
+    # The steps whose release files the CloudNativePG images are made of (below).
+    image_inputs[$v]="$package_step|pg$v arm64: release files cross-compiled (the glibc each library needs checked)"
   else
     # The tarball replaces the installed files of this major, then puts the source
     # install back: after every other step of the major, holding the build directory.
@@ -171,6 +178,13 @@ for v in "${build_order[@]}"; do
   arm64_files=$SNOWFLAKE_PG_ROOT/target/release-files-arm64-pg$v
   queue_step "pg$v arm64: release files cross-compiled (the glibc each library needs checked)" "$installed" cargo-root \
     env RELEASE_FILES_DIR="$arm64_files" bash scripts/package.sh --arch arm64 "$v"
+  if [[ $v == 15 ]]; then
+    # The apt repository of 15's two packages and 0.2.1's, from the package test's files and
+    # Debian root and the arm64 build's files.
+    queue_step "pg15: apt repository (signed, over loopback HTTP: install 0.2.1, upgrade, remove; a changed index and another key refused)" \
+      "pg15: package in a clean Debian $(debian_release_of 15) root (apt-get install, pg_regress, pgbench preloaded, remove, upgrade from 0.2.1)|pg15 arm64: release files cross-compiled (the glibc each library needs checked)" - \
+      bash tests/apt_repository.sh
+  fi
   if [[ " $arm64_test_versions " == *" $v "* ]]; then
     what="package in a clean arm64 Debian $(debian_release_of "$v") root, under emulation"
     [[ -n $(debian_release_of "$v") ]] || what="tarball (its aarch64 library, install.sh refusing this machine's PostgreSQL $v)"
@@ -179,6 +193,13 @@ for v in "${build_order[@]}"; do
       on_major "$v" env RELEASE_FILES_DIR="$arm64_files" bash tests/package.sh "$v" arm64
   fi
 done
+# The CloudNativePG images of 18 and 19 (tests/images.sh), made from both majors' release
+# tarballs of both architectures: after the four steps that write them. In a mount
+# namespace of its own, on ports of its own: it touches nothing installed, holds nothing.
+if [[ -n ${image_inputs[18]:-} && -n ${image_inputs[19]:-} ]]; then
+  queue_step "images: CloudNativePG images of 18 and 19 (OCI archives read by hand and by skopeo; each server as CloudNativePG configures it, the other architecture's and major's image refused)" \
+    "${image_inputs[18]}|${image_inputs[19]}" - bash tests/images.sh
+fi
 run_queued_steps
 run_step "no internal error (XX000) in any server log" internal_errors_none
 echo "== where the time went (seconds, steps side by side each counting their own)"

@@ -57,19 +57,6 @@ skip() { echo "SKIP $*"; }
 # q NAME DB ROLE QUERY: QUERY in one session of database DB of cluster NAME as ROLE.
 q() { sql "$1" "$4" -d "$2" -U "$3"; }
 
-# bench NAME DB ROLE [pgbench args...]: pgbench_run of scripts/lib.sh, on database DB as
-# ROLE (pgbench_run targets database postgres as postgres). Prints "TPS TRANSACTIONS FAILED".
-bench() {
-  local name=$1 db=$2 role=$3 log; shift 3
-  log=$(mktemp "$CLUSTERS_DIR/$name/pgbench.XXXXXX.log")
-  "$bin/pgbench" -n -h "$CLUSTERS_DIR/$name" -p "$(cluster_port "$name")" -U "$role" "$@" "$db" >"$log" 2>&1 ||
-    { cat "$log" >&2; return 1; }
-  awk '/^tps = / { tps = $3 }
-    /^number of transactions actually processed: / { split($6, n, "/"); tx = n[1] }
-    /^number of failed transactions: / { failed = $5 }
-    END { print tps, tx, failed + 0 }' "$log"
-}
-
 # expect_error NAME DB ROLE SQLSTATE PATTERN QUERY: QUERY fails with SQLSTATE and a
 # message matching PATTERN (an extended regular expression over the verbose report).
 expect_error() {
@@ -388,7 +375,7 @@ ok "a read-only transaction: floor and parse work, snowflake_next() refuses with
 cat >"$CLUSTERS_DIR/$main/rows.sql" <<'SQL'
 INSERT INTO minted (id) SELECT sqled.snowflake_next() FROM generate_series(1, 20);
 SQL
-bench "$main" conform app -c 16 -j 2 -T 2 -f "$CLUSTERS_DIR/$main/rows.sql" >/dev/null ||
+pgbench_run "$main" --db conform --user app -c 16 -j 2 -T 2 -f "$CLUSTERS_DIR/$main/rows.sql" >/dev/null ||
   fail "pgbench of 16 sessions"
 backwards=$(q "$main" conform postgres "SELECT count(*) FILTER (WHERE id <= prev_x) + count(*) FILTER (WHERE id <= prev_p)
   FROM (SELECT id, lag(id) OVER (PARTITION BY xact ORDER BY n) AS prev_x,
@@ -423,7 +410,7 @@ END
 $$;
 SQL
 q "$main" conform postgres "CREATE TABLE held (slots int); GRANT INSERT, SELECT ON held TO app"
-read -r _ done_tx failed < <(bench "$main" conform app -c 200 -j 2 -t 1 -f "$CLUSTERS_DIR/$main/held.sql") ||
+read -r _ done_tx failed < <(pgbench_run "$main" --db conform --user app -c 200 -j 2 -t 1 -f "$CLUSTERS_DIR/$main/held.sql") ||
   fail "pgbench of 200 sessions"
 ((failed == 0 && done_tx == 200)) || fail "200 sessions: $failed of $done_tx transactions failed"
 most_held=$(q "$main" conform postgres "SELECT max(slots) FROM held")
@@ -436,7 +423,7 @@ backwards=$(q "$main" conform postgres "SELECT count(*) FROM (SELECT id <= lag(i
 ((most_held == 200)) || fail "200 sessions held at most $most_held slots at once"
 ok "200 sessions at once, 200 slots held at one moment: $rows ids, all distinct, each slot's rising"
 q "$main" conform postgres "TRUNCATE minted"
-read -r _ done_tx failed < <(bench "$main" conform app -c 200 -j 2 -C -T 4 -f "$CLUSTERS_DIR/$main/one.sql") ||
+read -r _ done_tx failed < <(pgbench_run "$main" --db conform --user app -c 200 -j 2 -C -T 4 -f "$CLUSTERS_DIR/$main/one.sql") ||
   fail "pgbench of 200 sessions reconnecting"
 ((failed == 0 && done_tx > 0)) || fail "200 reconnecting sessions: $failed of $done_tx transactions failed"
 counts=$(q "$main" conform postgres "SELECT count(*), count(DISTINCT id), count(DISTINCT pid),
@@ -722,7 +709,7 @@ ok "a hot standby: floor and parse work, snowflake_next() refuses with 25006"
 cat >"$CLUSTERS_DIR/$clock/hand.sql" <<'SQL'
 INSERT INTO handed (era) SELECT 'old' FROM generate_series(1, 10);
 SQL
-bench "$clock" fo app -c 8 -j 2 -C -T 1 -f "$CLUSTERS_DIR/$clock/hand.sql" >/dev/null || fail "minting on the primary"
+pgbench_run "$clock" --db fo --user app -c 8 -j 2 -C -T 1 -f "$CLUSTERS_DIR/$clock/hand.sql" >/dev/null || fail "minting on the primary"
 q "$clock" fo app "INSERT INTO handed (era) SELECT 'old' FROM generate_series(1, 3000)"
 lsn=$(q "$clock" fo postgres "SELECT pg_current_wal_lsn()")
 for _ in $(seq 100); do
@@ -734,7 +721,7 @@ old_max=$(q "$clock" fo postgres "SELECT max(id) FROM handed")
 as_pg "$bin/pg_ctl" -D "$CLUSTERS_DIR/$clock/data" -m immediate -w stop >/dev/null
 for name in "$standby" "$behind"; do as_pg "$bin/pg_ctl" -D "$CLUSTERS_DIR/$name/data" -w promote >/dev/null; done
 sed 's/old/new/' "$CLUSTERS_DIR/$clock/hand.sql" >"$CLUSTERS_DIR/$clock/hand-new.sql"
-bench "$standby" fo app -c 8 -j 2 -C -T 1 -f "$CLUSTERS_DIR/$clock/hand-new.sql" >/dev/null ||
+pgbench_run "$standby" --db fo --user app -c 8 -j 2 -C -T 1 -f "$CLUSTERS_DIR/$clock/hand-new.sql" >/dev/null ||
   fail "minting on the promoted standby"
 promoted=$(q "$standby" fo postgres "SELECT count(*), min(id) > $old_max, count(DISTINCT (snowflake.snowflake_parse(id)).backend_slot),
     (snowflake.snowflake_parse(min(id))).ts - (snowflake.snowflake_parse($old_max)).ts > interval '1 s'

@@ -1,24 +1,24 @@
 #!/usr/bin/env bash
-# The fast upgrade test: from every release whose install script is frozen in sql/
-# (sql/snowflake_pg--X.sql) to the current version, Cargo.toml's, by ALTER EXTENSION ...
+# The fast upgrade test: from every release whose install script is frozen in sql/releases/
+# (sql/releases/snowflake_pg--X.sql) to the current version, Cargo.toml's, by ALTER EXTENSION ...
 # UPDATE through the upgrade scripts in turn (0.1.0 by way of every later release). Each
 # updated schema must equal a fresh install's (pg_dump --binary-upgrade), and the
 # pg_regress suite must pass against each updated database. Fails at once when the current
 # version has no upgrade script from the release before it.
-# Usage: bash tests/upgrade.sh 15|16|17|18   (with the current build installed)
+# Usage: bash tests/upgrade.sh 15|16|17|18|19   (with the current build installed)
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
-version=${1:?usage: upgrade.sh 15|16|17|18}
+version=${1:?usage: upgrade.sh 15|16|17|18|19}
 pg_major "$version" >/dev/null
 current=$(extension_version)
 mapfile -t releases < <(extension_versions | grep -vxF "$current")
-((${#releases[@]})) || { echo "no frozen install script in sql/" >&2; exit 1; }
+((${#releases[@]})) || { echo "no frozen install script in sql/releases/" >&2; exit 1; }
 previous=${releases[-1]}
 [[ -f $SNOWFLAKE_PG_ROOT/sql/snowflake_pg--$previous--$current.sql ]] || {
   echo "FAIL: Cargo.toml's version $current has no upgrade script from $previous, the release" \
     "before it: write sql/snowflake_pg--$previous--$current.sql (and freeze" \
-    "sql/snowflake_pg--$previous.sql if it is not yet)" >&2
+    "sql/releases/snowflake_pg--$previous.sql if it is not yet)" >&2
   exit 1
 }
 
