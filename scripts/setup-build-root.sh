@@ -87,15 +87,17 @@ root_install rustc cargo libstd-rust-dev:arm64 gcc-aarch64-linux-gnu libc6-dev:a
 root_install postgresql-19/experimental postgresql-client-19/experimental libpq5/experimental \
   postgresql-server-dev-19/experimental
 
-# cargo-pgrx 0.19.3, the CLI of the pgrx the extension uses for 19, as built on the host
-# (Debian 12: the libraries it links, libc and libssl3, are in sid too, so it runs in the
-# root), and told of PostgreSQL 19 (in the root's /root/.pgrx).
-cargo_pgrx=/var/lib/snowflake_pg/cargo-pgrx-0.19.3/bin/cargo-pgrx
-if [[ -x $cargo_pgrx ]] && ! cmp -s "$cargo_pgrx" "$root/usr/local/bin/cargo-pgrx"; then
+# The host's cargo-pgrx (scripts/setup.sh installs it, of the pgrx the extension uses),
+# built on Debian 12: the libraries it links, libc and libssl3, are in sid too, so it runs
+# in the root; told of PostgreSQL 19 there (in the root's /root/.pgrx).
+cargo_pgrx=$(command -v cargo-pgrx) ||
+  { echo "no cargo-pgrx on this machine: run scripts/setup.sh first" >&2; exit 1; }
+[[ $("$cargo_pgrx" pgrx --version) == "cargo-pgrx $PGRX_VERSION" ]] ||
+  { echo "$cargo_pgrx is not cargo-pgrx $PGRX_VERSION: run scripts/setup.sh first" >&2; exit 1; }
+if ! cmp -s "$cargo_pgrx" "$root/usr/local/bin/cargo-pgrx"; then
   say "cargo-pgrx from $cargo_pgrx"
   install -m 755 "$cargo_pgrx" "$root/usr/local/bin/cargo-pgrx"
 fi
-[[ -x $root/usr/local/bin/cargo-pgrx ]] || { echo "no $cargo_pgrx: build it on the host first" >&2; exit 1; }
 pg19_config=/usr/lib/postgresql/19/bin/pg_config
 if ! grep -qxF "pg19 = \"$pg19_config\"" "$root/root/.pgrx/config.toml" 2>/dev/null; then
   say "cargo pgrx init --pg19 $pg19_config"

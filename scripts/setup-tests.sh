@@ -95,6 +95,16 @@ if [[ ! -x $PG16_HOME/bin/pg_config ]]; then
 fi
 readable "$PG16_HOME" "$PG16_WHEEL_DIR"
 
+# qemu-user for arm64 emulation; then the sid build root (scripts/setup-build-root.sh),
+# mostly downloads and dpkg, little CPU: made beside the builds below (Citus, pg_tle,
+# cargo-pgrx 0.18.1), its output in a log printed when it ends. It needs cargo-pgrx 0.19.3
+# (scripts/setup.sh) and the 16 wheel above (the arm64 headers of 16 are made from it),
+# and the host's apt no more (it makes its root with its own).
+bash "$here/setup-emulation.sh"
+build_root_log=$(mktemp)
+bash "$here/setup-build-root.sh" >"$build_root_log" 2>&1 &
+build_root_pid=$!
+
 # debian_download DIR SUITE PACKAGE...: the Debian packages of release SUITE unpacked into
 # DIR/root (dpkg -x, not installed), their .deb files kept in DIR/deb. They are fetched
 # through an apt configuration of their own in DIR, so the machine's bookworm sources,
@@ -281,10 +291,11 @@ if [[ ! -x /var/lib/snowflake_pg/cargo-pgrx-$previous_pgrx/bin/cargo-pgrx ]]; th
   cargo install --quiet --root "/var/lib/snowflake_pg/cargo-pgrx-$previous_pgrx" cargo-pgrx --version "$previous_pgrx" --locked
 fi
 
-# arm64 emulation (qemu-user) for the arm64 package tests, and the sid build root where
-# PostgreSQL 19 runs and every arm64 build is made.
-bash "$here/setup-emulation.sh"
-bash "$here/setup-build-root.sh"
+# The build root, made beside the rest (above).
+build_root_status=0
+wait "$build_root_pid" || build_root_status=$?
+cat "$build_root_log" && rm -f "$build_root_log"
+((build_root_status == 0)) || { say "making the build root failed"; exit 1; }
 
 ready=""
 for v in "${PG_HOST_VERSIONS[@]}"; do ready+="$("$(pg_config_of "$v")" --version), "; done

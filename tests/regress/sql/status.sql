@@ -19,6 +19,8 @@ SELECT epoch_ends = '2089-09-06 15:47:35.552+00' AS ends_after_last_id,
                         / extract(epoch FROM epoch_ends - epoch)) < 1e-6 AS used_share,
        epoch_used > 0 AND epoch_used < 1 AS partly_used
 FROM snowflake_status;
+-- A first id claims the server's node id, 0 (the lead it ran: the test lead).
+SELECT snowflake_next() > 0 AS minted;
 -- The node id follows snowflake.node_id; a node id not yet claimed shows so.
 SET snowflake.node_id = 2;
 SELECT node_id, node_claimed FROM snowflake_status;
