@@ -14,11 +14,17 @@ BUILD_ROOT_TARGET_DIR=${BUILD_ROOT_TARGET_DIR:-/var/lib/snowflake_pg/target-sid}
 build_root_dir() { echo "$BUILD_ROOT"; }
 
 # build_root_bind SOURCE [PATH]: the host's directory SOURCE mounted at PATH in the root
-# (by default SOURCE's own path), unless something is mounted there already.
+# (by default SOURCE's own path), unless it is mounted there already. A mount there of
+# another directory, such as an earlier clone since removed and cloned anew at the same
+# path, is taken down first (lazily: a process of an earlier run may still be in it).
 build_root_bind() {
   local dest=$BUILD_ROOT${2:-$1}
-  mountpoint -q "$dest" && return 0
-  mkdir -p "$1" "$dest" && mount --bind "$1" "$dest"
+  mkdir -p "$1" "$dest" || return 1
+  if mountpoint -q "$dest"; then
+    [[ $(stat -c %d:%i "$1") != "$(stat -c %d:%i "$dest")" ]] || return 0
+    umount --lazy "$dest" || return 1
+  fi
+  mount --bind "$1" "$dest"
 }
 
 # build_root_mounted: the root ready to run commands: /proc (cargo, rustc and postgres
