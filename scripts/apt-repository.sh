@@ -14,9 +14,8 @@
 # Which suite carries which package: every suite carries every major (as the PGDG's
 # archive serves every PostgreSQL on every Debian release; a suite without Debian's
 # postgresql-N just leaves the package uninstallable there), except where the package's
-# library needs a newer glibc than the suite's release has (glibc_needed of the library
-# in the .deb against debian_glibc_of the suite): a library built in the sid root, such as
-# 19's, goes only into sid and experimental, as it would not load on bookworm or trixie.
+# library needs a newer glibc than the suite's release has (glibc_fits): 19's amd64
+# library, which needs 2.39, goes into trixie, sid and experimental, not bookworm (2.36).
 # The Release files carry no Valid-Until: the repository changes only with a release, and
 # a date after which apt refuses it would take installs down between releases.
 # Signing: gpg --batch with the secret key KEYID (by default the one secret key of the
@@ -103,12 +102,9 @@ for dir in "${files_dirs[@]}"; do
     cp "$deb" "$new/$pool/$name"
     dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/lib/postgresql/$pg/lib/snowflake_pg.so" >"$library" ||
       fail "$name holds no usr/lib/postgresql/$pg/lib/snowflake_pg.so"
-    needed=$(glibc_needed "$library") || fail "the library of $name names no glibc version"
+    [[ -n $(glibc_needed "$library") ]] || fail "the library of $name names no glibc version"
     for suite in "${suites[@]}"; do
-      fits=$(debian_glibc_of "$suite")
-      if [[ $(printf '%s\n' "$needed" "$fits" | sort -V | tail -n 1) == "$fits" ]]; then
-        members["$suite $arch"]+=" $pool/$name"
-      fi
+      if glibc_fits "$library" "$suite"; then members["$suite $arch"]+=" $pool/$name"; fi
     done
     count=$((count + 1))
   done

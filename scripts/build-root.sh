@@ -27,16 +27,17 @@ build_root_bind() {
   mount --bind "$1" "$dest"
 }
 
+# cargo_home: the host's CARGO_HOME.
+cargo_home() { echo "${CARGO_HOME:-$HOME/.cargo}"; }
+
 # build_root_mounted: the root ready to run commands: /proc (cargo, rustc and postgres
 # read it), a tmpfs on /dev/shm (PostgreSQL's dynamic shared memory), and at their own
-# paths the clone, the clusters' directory and the root's target directory, and the
-# host's cargo registry and git checkouts at /root/.cargo (the root's CARGO_HOME, which is
-# the host's own path when the host's CARGO_HOME is root's default), so that crates are
-# downloaded once, by the host (see in_build_root).
+# paths the clone, the clusters' directory, the root's target directory, and the host's
+# cargo registry and git checkouts (the root's cargo takes the host's CARGO_HOME path as
+# its own: in_build_root), so that crates are downloaded once, by the host.
 # The mounts stay after the command; they are what `rm -rf` of the root would reach, so
 # unmount them first (findmnt -R "$BUILD_ROOT").
 build_root_mounted() {
-  local cargo_home=${CARGO_HOME:-$HOME/.cargo}
   [[ -x $BUILD_ROOT/usr/bin/apt-get ]] ||
     { echo "no build root at $BUILD_ROOT: run scripts/setup-build-root.sh" >&2; return 1; }
   mountpoint -q "$BUILD_ROOT/proc" || mount -t proc proc "$BUILD_ROOT/proc" || return 1
@@ -45,8 +46,7 @@ build_root_mounted() {
     mount -t tmpfs -o mode=1777,nosuid,nodev shm "$BUILD_ROOT/dev/shm" || return 1
   build_root_bind "$SNOWFLAKE_PG_ROOT" && build_root_bind "$CLUSTERS_DIR" &&
     build_root_bind "$BUILD_ROOT_TARGET_DIR" &&
-    build_root_bind "$cargo_home/registry" /root/.cargo/registry &&
-    build_root_bind "$cargo_home/git" /root/.cargo/git
+    build_root_bind "$(cargo_home)/registry" && build_root_bind "$(cargo_home)/git"
 }
 
 # in_build_root COMMAND...: runs COMMAND in the root, in the clone, as root, with a clean
@@ -61,5 +61,5 @@ in_build_root() {
   chroot "$BUILD_ROOT" /usr/bin/env -i -C "$SNOWFLAKE_PG_ROOT" \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
     CLUSTERS_DIR="$CLUSTERS_DIR" STEP_NAME="${STEP_NAME:-}" \
-    CARGO_TARGET_DIR="$BUILD_ROOT_TARGET_DIR" CARGO_NET_OFFLINE=true "$@"
+    CARGO_HOME="$(cargo_home)" CARGO_TARGET_DIR="$BUILD_ROOT_TARGET_DIR" CARGO_NET_OFFLINE=true "$@"
 }

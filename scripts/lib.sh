@@ -186,6 +186,13 @@ glibc_needed() {
   readelf -V --wide "$1" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -n 1
 }
 
+# glibc_fits LIBRARY RELEASE: whether LIBRARY needs no newer glibc than Debian RELEASE has.
+glibc_fits() {
+  local needed fits
+  needed=$(glibc_needed "$1") && fits=$(debian_glibc_of "$2") || return 1
+  [[ -n $needed && $(printf '%s\n' "$needed" "$fits" | sort -V | tail -n 1) == "$fits" ]]
+}
+
 # debian_root_make DIR ARCH RELEASE PACKAGE...: a clean Debian root in DIR, unless there:
 # debootstrap's minimal RELEASE of ARCH (its programs emulated where ARCH is not this
 # machine's; experimental, no whole release, is sid with experimental added, PACKAGEs
@@ -543,26 +550,29 @@ sql() {
   cluster_psql "$name" -qAt -c "$query" "$@"
 }
 
-# pgbench_run NAME [--aborts] [--db DATABASE] [--user ROLE] [pgbench args...]: pgbench
-# against DATABASE (postgres by default) of cluster NAME as ROLE (postgres by default),
-# without vacuuming first. Prints "TPS TRANSACTIONS FAILED": transactions per second,
+# pgbench_run NAME [--aborts] [--db DATABASE] [--user ROLE] [--via DIR PORT] [pgbench
+# args...]: pgbench against DATABASE (postgres by default) of cluster NAME as ROLE
+# (postgres by default), or, with --via, through what listens on socket directory DIR and
+# PORT in front of it (a pgbouncer), without vacuuming first. Prints "TPS TRANSACTIONS FAILED": transactions per second,
 # transactions processed and failed transactions. Its output goes to $PGBENCH_LOG if set,
 # else to a pgbench.*.log in the cluster's directory; if pgbench fails, it is printed to
 # stderr. With --aborts, clients are expected to abort (an error that pgbench does not
 # retry ends a client, and pgbench then exits with status 2): that is no failure here.
 pgbench_run() {
-  local name=$1 port bin log aborts=false db=postgres user=postgres status=0; shift
+  local name=$1 host port bin log aborts=false db=postgres user=postgres status=0; shift
   while (($#)); do
     case $1 in
       --aborts) aborts=true; shift ;;
       --db) db=$2; shift 2 ;;
       --user) user=$2; shift 2 ;;
+      --via) host=$2 port=$3; shift 3 ;;
       *) break ;;
     esac
   done
-  port=$(cluster_port "$name") && bin=$(pg_bin_of "$(cluster_version "$name")") || return 1
+  host=${host:-$CLUSTERS_DIR/$name} port=${port:-$(cluster_port "$name")} || return 1
+  bin=$(pg_bin_of "$(cluster_version "$name")") || return 1
   log=${PGBENCH_LOG:-$(mktemp "$CLUSTERS_DIR/$name/pgbench.XXXXXX.log")}
-  "$bin/pgbench" -n -h "$CLUSTERS_DIR/$name" -p "$port" -U "$user" "$@" "$db" >"$log" 2>&1 || status=$?
+  "$bin/pgbench" -n -h "$host" -p "$port" -U "$user" "$@" "$db" >"$log" 2>&1 || status=$?
   if ((status != 0)) && ! { $aborts && ((status == 2)); }; then cat "$log" >&2; return 1; fi
   awk '/^tps = / { tps = $3 }
     /^number of transactions actually processed: / { split($6, n, "/"); tx = n[1] }

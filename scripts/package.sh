@@ -152,14 +152,13 @@ cross_build() {
   ln -s "$(dirname "$control")" "$dir/extension"
 }
 
-# glibc_fits V LIBRARY: fails, saying so, if LIBRARY needs a newer glibc than the Debian
+# glibc_checked V LIBRARY: fails, saying so, if LIBRARY needs a newer glibc than the Debian
 # release that packages V has (bookworm's for a major no release packages).
-glibc_fits() {
-  local release needed fits
+glibc_checked() {
+  local release
   release=$(debian_release_of "$1") && release=${release:-bookworm}
-  needed=$(glibc_needed "$2") fits=$(debian_glibc_of "$release")
-  [[ $(printf '%s\n' "$needed" "$fits" | sort -V | tail -n 1) == "$fits" ]] ||
-    { echo "the $arch library of PostgreSQL $1 needs glibc $needed, newer than Debian $release's $fits" >&2; return 1; }
+  glibc_fits "$2" "$release" ||
+    { echo "the $arch library of PostgreSQL $1 needs glibc $(glibc_needed "$2"), newer than Debian $release's $(debian_glibc_of "$release")" >&2; return 1; }
 }
 
 for pg in "${here_majors[@]}"; do
@@ -173,7 +172,7 @@ for pg in "${here_majors[@]}"; do
   else
     cross_build "$pg" "$work/pg$pg"
   fi
-  glibc_fits "$pg" "$work/pg$pg/lib/snowflake_pg.so"
+  glibc_checked "$pg" "$work/pg$pg/lib/snowflake_pg.so"
   deb "$pg" "$work/pg$pg"
   tarball "$pg" "$work/pg$pg"
 done

@@ -443,9 +443,8 @@ if command -v pgbouncer >/dev/null; then
     fail "pgbouncer did not start"
   q "$main" conform postgres "TRUNCATE minted"
   for mode in tx sess; do
-    "$bin/pgbench" -n -h "$CLUSTERS_DIR/$bouncer" -p $((base + 4)) -U postgres -c 30 -j 2 -T 2 -C \
-      -f "$CLUSTERS_DIR/$main/rows.sql" "$mode" >"$CLUSTERS_DIR/$main/bouncer-$mode.log" 2>&1 ||
-      fail "pgbench through pgbouncer ($mode): $(tail -3 "$CLUSTERS_DIR/$main/bouncer-$mode.log")"
+    pgbench_run "$main" --db "$mode" --via "$CLUSTERS_DIR/$bouncer" $((base + 4)) -c 30 -j 2 -T 2 -C \
+      -f "$CLUSTERS_DIR/$main/rows.sql" >/dev/null || fail "pgbench through pgbouncer ($mode)"
   done
   pgbouncer_stop "$bouncer"
   counts=$(q "$main" conform postgres "SELECT count(*), count(DISTINCT id) FROM minted")
