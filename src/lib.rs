@@ -63,10 +63,12 @@ pub extern "C-unwind" fn _PG_init() {
     settings::register();
     // SAFETY: a flag PostgreSQL sets while it loads shared_preload_libraries.
     if unsafe { pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
-        shmem::request(hwm::life_start);
+        shmem::request(shmem::Origins {
+            life_start: hwm::life_start,
+            epoch_warned_on: operations::warned_at_start,
+        });
         wal::register();
         hwm::record_at_clean_stop();
-        operations::request();
         // Start, for a preloaded server: once, in the postmaster, into the server log.
         operations::warn_at_start();
     }

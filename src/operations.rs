@@ -9,59 +9,24 @@
 //! read of `snowflake_status` that day (what a monitoring agent does), never on the path
 //! of `snowflake_next()`, so that a pool of short sessions does not flood the log.
 
-use crate::settings;
-use pgrx::{pg_shmem_init, pg_sys, PGRXSharedMemory, PgAtomic, PgLogLevel, PgSqlErrorCode};
+use crate::{settings, shmem};
+use pgrx::{pg_sys, PgLogLevel, PgSqlErrorCode};
 use snowflake_core::clock::unix_now_ms;
 use snowflake_core::epoch_end::{day_of, Daily, EpochSpan};
 use snowflake_core::server::Fixed;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 
-/// Shared by the processes of a server, with preload: atomics only.
-pub struct Ops {
-    /// The day of the last warning that the epoch ends.
-    warned: Daily,
-    /// Renewals of the high-water mark that failed: a write of its file that failed, or a
-    /// call that gave up waiting for another process's write.
-    renewals_failed: AtomicU64,
-    /// When the high-water mark was last renewed (Unix ms), `i64::MIN` before the first.
-    renewed_unix_ms: AtomicI64,
-}
-
-// SAFETY: plain atomics, valid in any process that maps the segment.
-unsafe impl PGRXSharedMemory for Ops {}
-
-// SAFETY: named once; made by `request` before any backend reads it.
-static OPS: PgAtomic<Ops> = unsafe { PgAtomic::new(c"snowflake_pg operations") };
-
-/// Set in the postmaster once the segment is made; backends inherit it.
-static READY: AtomicBool = AtomicBool::new(false);
-
-/// The day the postmaster warned at start, so that the segment does not warn again that
-/// day (it is made after `_PG_init`, and made anew at a crash restart).
+/// The day the postmaster warned at start, kept in its own memory: the segment is made
+/// after `_PG_init`, and made anew at a crash restart.
 static WARNED_AT_START: AtomicI64 = AtomicI64::new(i64::MIN);
 
 /// This backend's day of the last warning, without preload.
 static OWN: Daily = Daily::new();
 
-/// Requests the segment; call from `_PG_init` while preloading.
-// The macro tests for PostgreSQL versions this crate does not build for.
-#[allow(unexpected_cfgs)]
-pub fn request() {
-    pg_shmem_init!(
-        OPS = {
-            let warned = Daily::given_on(WARNED_AT_START.load(Ordering::Relaxed));
-            READY.store(true, Ordering::Relaxed);
-            Ops {
-                warned,
-                renewals_failed: AtomicU64::new(0),
-                renewed_unix_ms: AtomicI64::new(i64::MIN),
-            }
-        }
-    );
-}
-
-fn shared() -> Option<&'static Ops> {
-    READY.load(Ordering::Relaxed).then(|| OPS.get())
+/// The day the postmaster warned at start, `i64::MIN` if it did not: the shared day begins
+/// there (`shmem::Origins`), so that the segment does not warn again that day.
+pub fn warned_at_start() -> i64 {
+    WARNED_AT_START.load(Ordering::Relaxed)
 }
 
 /// At server start, in the postmaster (preload): the warning if it is due, into the log.
@@ -79,8 +44,8 @@ pub fn warn_at_start() {
 /// else once for this backend. `minting` says the caller is on the path of minting, which
 /// only the shared day may warn from.
 pub fn warn_daily(fixed: &Fixed, minting: bool) {
-    let daily = match shared() {
-        Some(ops) => &ops.warned,
+    let daily = match shmem::shared() {
+        Some(shared) => &shared.epoch_warned,
         None if minting => return,
         None => &OWN,
     };
@@ -116,26 +81,28 @@ fn warn_if_ending(fixed: &Fixed, now_unix_ms: i64) -> bool {
 
 /// A renewal of the high-water mark failed (`hwm::renew`).
 pub fn renewal_failed() {
-    if let Some(ops) = shared() {
-        ops.renewals_failed.fetch_add(1, Ordering::Relaxed);
+    if let Some(shared) = shmem::shared() {
+        shared.renewals_failed.fetch_add(1, Ordering::Relaxed);
     }
 }
 
 /// The high-water mark was renewed now (`hwm::renew`).
 pub fn renewed() {
-    if let Some(ops) = shared() {
-        ops.renewed_unix_ms.store(unix_now_ms(), Ordering::Relaxed);
+    if let Some(shared) = shmem::shared() {
+        shared
+            .renewed_unix_ms
+            .store(unix_now_ms(), Ordering::Relaxed);
     }
 }
 
 /// The renewals that failed since the server started, with preload.
 pub fn renewals_failed() -> Option<u64> {
-    shared().map(|ops| ops.renewals_failed.load(Ordering::Relaxed))
+    shmem::shared().map(|shared| shared.renewals_failed.load(Ordering::Relaxed))
 }
 
 /// When the high-water mark was last renewed (Unix ms), with preload and once renewed.
 pub fn renewed_unix_ms() -> Option<i64> {
-    shared()
-        .map(|ops| ops.renewed_unix_ms.load(Ordering::Relaxed))
+    shmem::shared()
+        .map(|shared| shared.renewed_unix_ms.load(Ordering::Relaxed))
         .filter(|&unix_ms| unix_ms != i64::MIN)
 }

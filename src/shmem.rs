@@ -1,21 +1,24 @@
 //! Shared memory, with `shared_preload_libraries`: everything the backends of a server
-//! share, made in one segment by the postmaster at each start (and again after a crash
-//! restart), from one reading of the high-water mark's file. Without preload there is none,
-//! and each user falls back to what a lone backend can do (`preloaded()` is false).
+//! share, declared and made here alone, by the postmaster at each start (and again after a
+//! crash restart), from one reading of the high-water mark's file. Without preload there is
+//! none, and each user falls back to what a lone backend can do (`preloaded()` is false).
 //!
 //! - the reservation of the high-water mark (`hwm.rs`), checked on every call, and whether
 //!   a promotion ended this server's recovery (`wal.rs`);
 //! - one mark per backend slot, for the slot's next holder (`backend.rs`);
 //! - the counters of each slot's generators, which `snowflake_status` sums;
+//! - the day of the last warning that the epoch ends and the figures of the mark's
+//!   renewals (`operations.rs`);
 //! - the node claims seen committed (`claims.rs`), behind a lock: read once per backend.
 
 use pgrx::{pg_shmem_init, PGRXSharedMemory, PgAtomic, PgLwLock};
 use snowflake_core::claim::Remembered;
+use snowflake_core::epoch_end::Daily;
 use snowflake_core::layout::MAX_SLOT_BITS;
 use snowflake_core::reservation::Reservation;
 use snowflake_core::slot_marks::SlotMarks;
 use snowflake_core::stats::Stats;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 /// What the backends share without a lock: atomics only.
@@ -26,6 +29,13 @@ pub struct Shared {
     pub promoted: AtomicBool,
     /// The counters of every backend slot a server's layout can number.
     pub slot_stats: [Stats; 1 << MAX_SLOT_BITS],
+    /// The day of the last warning that the epoch ends, for the whole server.
+    pub epoch_warned: Daily,
+    /// Renewals of the high-water mark that failed: a write of its file that failed, or a
+    /// call that gave up waiting for another process's write.
+    pub renewals_failed: AtomicU64,
+    /// When the high-water mark was last renewed (Unix ms), `i64::MIN` before the first.
+    pub renewed_unix_ms: AtomicI64,
 }
 
 // SAFETY: plain atomics, valid in any process that maps the segment.
@@ -46,26 +56,38 @@ static CLAIMS: PgLwLock<Claims> = unsafe { PgLwLock::new(c"snowflake_pg node cla
 /// before leaves it unset.
 static PRELOADED: AtomicBool = AtomicBool::new(false);
 
-/// Where a server life starts, asked each time the segment is made (`hwm::life_start`,
-/// given here rather than named, so that shared memory depends on nothing above it).
-static LIFE_START: OnceLock<fn() -> i64> = OnceLock::new();
+/// What the segment starts from, asked each time it is made: given by the modules above
+/// rather than named, so that shared memory depends on nothing above it.
+pub struct Origins {
+    /// Where a server life starts (`hwm::life_start`): the tick after every id of the
+    /// previous life, where the reservation and every slot mark begin.
+    pub life_start: fn() -> i64,
+    /// The day the postmaster warned at start that the epoch ends, if it did
+    /// (`operations::warned_at_start`): the segment, made after, does not warn again that day.
+    pub epoch_warned_on: fn() -> i64,
+}
 
-/// Requests the segment; call from `_PG_init` while preloading. Every start makes it anew
-/// from `life_start` (the tick after every id of the previous life): the reservation and
-/// every slot mark begin there.
+static ORIGINS: OnceLock<Origins> = OnceLock::new();
+
+/// Requests the segment; call from `_PG_init` while preloading.
 // The macro tests for PostgreSQL versions this crate does not build for.
 #[allow(unexpected_cfgs)]
-pub fn request(life_start: fn() -> i64) {
-    let _ = LIFE_START.set(life_start);
+pub fn request(origins: Origins) {
+    let _ = ORIGINS.set(origins);
     pg_shmem_init!(
         SHARED = {
-            let start = LIFE_START.get().map_or(0, |life_start| life_start());
+            let (start, warned_on) = ORIGINS.get().map_or((0, i64::MIN), |origins| {
+                ((origins.life_start)(), (origins.epoch_warned_on)())
+            });
             PRELOADED.store(true, Ordering::Relaxed);
             Shared {
                 reservation: Reservation::starting_at(start),
                 slot_marks: SlotMarks::starting_at(start),
                 promoted: AtomicBool::new(false),
                 slot_stats: std::array::from_fn(|_| Stats::new()),
+                epoch_warned: Daily::given_on(warned_on),
+                renewals_failed: AtomicU64::new(0),
+                renewed_unix_ms: AtomicI64::new(i64::MIN),
             }
         }
     );
