@@ -122,8 +122,9 @@ ok "psql -f install into schema sqled by a non-superuser; a plain role mints"
 
 if $have_native; then
   sql "$main" "CREATE EXTENSION snowflake_pg" -d conform
-  # Labels: the same volatility, strictness and parallel safety, but for snowflake_next,
-  # parallel unsafe in the SQL edition (nextval is).
+  # Labels: the same volatility, strictness and parallel safety, but for snowflake_next and
+  # snowflake_server_status, parallel unsafe in the SQL edition (nextval is, and a read of
+  # the status sets the day of its warning in a setting).
   differ=$(q "$main" conform postgres "
     SELECT string_agg(format('%s(%s): %s/%s/%s vs %s/%s/%s', n.proname, pg_get_function_identity_arguments(n.oid),
                              n.provolatile, n.proisstrict, n.proparallel, s.provolatile, s.proisstrict, s.proparallel), '; ')
@@ -131,7 +132,7 @@ if $have_native; then
        AND pg_get_function_identity_arguments(s.oid) = pg_get_function_identity_arguments(n.oid)
      WHERE n.pronamespace = 'public'::regnamespace AND s.pronamespace = 'sqled'::regnamespace
        AND (n.provolatile, n.proisstrict, n.proparallel) <> (s.provolatile, s.proisstrict, s.proparallel)
-       AND n.proname <> 'snowflake_next'")
+       AND n.proname NOT IN ('snowflake_next', 'snowflake_server_status')")
   [[ -z $differ ]] || fail "labels differ from the native's: $differ"
   lacking=$(q "$main" conform postgres "
     SELECT string_agg(n.proname || '(' || pg_get_function_identity_arguments(n.oid) || ')', ', ')
@@ -141,7 +142,7 @@ if $have_native; then
                          AND pg_get_function_identity_arguments(s.oid) = pg_get_function_identity_arguments(n.oid)
                          AND replace(pg_get_function_result(s.oid), 'sqled.', '') = pg_get_function_result(n.oid))")
   [[ -z $lacking ]] || fail "native functions the SQL edition lacks or types otherwise: $lacking"
-  ok "every native function has its SQL edition twin, with the same labels (snowflake_next: parallel unsafe)"
+  ok "every native function has its SQL edition twin, with the same labels (snowflake_next, snowflake_server_status: parallel unsafe)"
 
   # Values: 100,000 random inputs per function, the edges included, compared whole.
   cluster_psql "$main" -qAt -d conform >/dev/null <<'SQL' || fail "building the inputs"
@@ -391,7 +392,9 @@ cat >"$CLUSTERS_DIR/$main/one.sql" <<'SQL'
 INSERT INTO minted (id) VALUES (sqled.snowflake_next()), (sqled.snowflake_next());
 SQL
 # First 200 sessions at once: each mints, then waits until one of them has seen 200 slots
-# held in this database at one moment (all the sessions' own), and notes the most it saw.
+# held in this database at one moment (all the sessions' own), and notes the most it saw,
+# and until all 200 have minted: no session leaves before the last has counted the
+# sessions holding a slot as it took its own (the status's most_backends_minting).
 cat >"$CLUSTERS_DIR/$main/held.sql" <<'SQL'
 INSERT INTO minted (id) VALUES (sqled.snowflake_next()), (sqled.snowflake_next());
 DO $$
@@ -403,7 +406,8 @@ BEGIN
                             AND classid = 1936617335 AND granted
                             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())));
     INSERT INTO held VALUES (seen);
-    EXIT WHEN seen >= 200 OR EXISTS (SELECT FROM held WHERE slots >= 200);
+    EXIT WHEN (seen >= 200 OR EXISTS (SELECT FROM held WHERE slots >= 200))
+      AND (SELECT count(DISTINCT pid) FROM minted) >= 200;
     PERFORM pg_sleep(0.05);
   END LOOP;
 END
@@ -422,6 +426,10 @@ backwards=$(q "$main" conform postgres "SELECT count(*) FROM (SELECT id <= lag(i
 [[ $backwards == 0 ]] || fail "$backwards ids below their slot's previous one"
 ((most_held == 200)) || fail "200 sessions held at most $most_held slots at once"
 ok "200 sessions at once, 200 slots held at one moment: $rows ids, all distinct, each slot's rising"
+# The status counts the most sessions holding a slot at once, as each takes its slot.
+most=$(q "$main" conform app "SELECT most_backends_minting FROM sqled.snowflake_status")
+((most >= 200 && most <= 215)) || fail "most_backends_minting $most after 200 sessions held their slots at once (215 connections)"
+ok "most_backends_minting $most after 200 sessions held a slot at once"
 q "$main" conform postgres "TRUNCATE minted"
 read -r _ done_tx failed < <(pgbench_run "$main" --db conform --user app -c 200 -j 2 -C -T 4 -f "$CLUSTERS_DIR/$main/one.sql") ||
   fail "pgbench of 200 sessions reconnecting"
@@ -484,6 +492,15 @@ done
 got=$(q "$main" conform app "SET snowflake_sql.slot = '$held_slot'; SET client_min_messages = error;
   SELECT (sqled.snowflake_parse(sqled.snowflake_next())).backend_slot, (sqled.snowflake_parse(sqled.snowflake_next())).node_id")
 [[ ${got%|*} != "$held_slot" && ${got#*|} == 0 ]] || fail "a plain role naming slot $held_slot minted on slot/node $got"
+# The cache SET by hand to what names no slot is refused, and a RESET mends it.
+expect_error "$main" conform app 22023 'snowflake_sql.slot is "9999", which names no slot of this database.*HINT:  .*RESET snowflake_sql.slot' \
+  "SET snowflake_sql.slot = '9999'; SELECT sqled.snowflake_next()"
+expect_error "$main" conform app 22P02 'invalid input syntax for type integer: "seven"' \
+  "SET snowflake_sql.slot = 'seven'; SELECT sqled.snowflake_next()"
+got=$(sql "$main" "SET snowflake_sql.slot = '-3'" -d conform -U app -v ON_ERROR_STOP=0 \
+  -c "SELECT sqled.snowflake_next()" -c "RESET snowflake_sql.slot" -c "SELECT sqled.snowflake_next() > 0" 2>&1)
+[[ $got == *'"-3", which names no slot'* && $got == *$'\nt' ]] ||
+  fail "a negative slot number in the cache: not refused, or the session minted nothing after RESET: $got"
 ok "a plain role cannot configure, write the settings, move a slot's sequence, call the internals, nor mint on another's slot"
 # snowflake_next() runs as the installing role without a SET search_path (its cost: see
 # sql_edition/src/60_next.sql): a caller's schema placed before pg_catalog, with look-alikes
@@ -546,6 +563,15 @@ IFS='|' read -r distinct ms_used never_ahead waited <<<"$spent"
 [[ $distinct == 400 && $ms_used -ge 100 && $never_ahead == t && $waited == t ]] ||
   fail "400 ids at 4 per ms and no lead: $spent (distinct|ms|never ahead|waited)"
 ok "a spent tick waits for the next: 400 ids at 4 per ms over $ms_used ms, none ahead of the clock"
+# The status counts each wait (55_counters.sql): about one every 4 ids above, and the
+# waits of a transaction that rolls back stay counted.
+waits=$(q "$main" ticks app "SELECT spent_tick_waits FROM snowflake.snowflake_status")
+rolled=$(q "$main" ticks app "BEGIN; SELECT count(DISTINCT snowflake.snowflake_next()) FROM generate_series(1, 200); ROLLBACK;
+  SELECT spent_tick_waits FROM snowflake.snowflake_status")
+rolled=${rolled##*$'\n'}
+((waits >= 50 && waits <= 400 && rolled - waits >= 20 && rolled - waits <= 200)) ||
+  fail "spent_tick_waits $waits after 400 ids at 4 per ms, $rolled after 200 more in a transaction rolled back"
+ok "spent_tick_waits: $waits after 400 ids at 4 per ms, $((rolled - waits)) more from 200 ids of a transaction rolled back"
 # With a lead of 1 s, a burst runs ahead of the clock; the next session on the one slot goes
 # on from the burst's last pair, in the same ms, without waiting the lead out.
 q "$main" ticks master "SELECT snowflake.snowflake_configure(max_lead_ms => 1000)" >/dev/null
@@ -562,7 +588,196 @@ handover=$(q "$main" ticks postgres "WITH b AS (SELECT max(id) AS last, (snowfla
          first_ts - last_ts <= interval '1 ms' OR began >= last_ts FROM b, n")
 [[ $handover == "t|t|t" ]] || fail "the slot's next holder after a burst: $handover (above|burst ahead of clock|same or next ms)"
 ok "a slot handed over after a burst 500 ms ahead of the clock: the next holder goes on above it, in the same or next ms (or on the clock, once past it)"
+# The burst's lead is the furthest, at least how far an id of it lay ahead of the clock
+# read after its call, and within the lead bound; neither the burst nor the next holder's
+# start from its last pair is a clock step back.
+counted=$(q "$main" ticks app "SELECT furthest_lead_ms, clock_steps_absorbed, clock_steps_refused,
+    (SELECT floor(extract(epoch FROM max((snowflake.snowflake_parse(id)).ts - c)) * 1000) FROM burst)
+  FROM snowflake.snowflake_status")
+IFS='|' read -r furthest absorbed refused seen <<<"$counted"
+((furthest >= seen && seen > 0 && furthest <= 1000 && absorbed == 0 && refused == 0)) ||
+  fail "after the burst: $counted (furthest_lead_ms|clock_steps_absorbed|clock_steps_refused|lead seen)"
+ok "furthest_lead_ms $furthest after the burst ($seen ms seen), no clock step counted"
 sql "$main" "DROP DATABASE ticks WITH (FORCE)"
+
+# --- The end of the epoch: the native's warning, once a day in a session ------------------
+
+# 37 bits of ms from 2026-01-01 end in 2030-05 (as tests/operations.sh's native server):
+# fewer than five years left. A read of the status warns, and a session that mints, each
+# once (one more for a midnight UTC crossed).
+db ending
+install_psql "$main" ending
+q "$main" ending master "SELECT snowflake.snowflake_configure(node_id => 2, layout => 'time:37, node:2, slot:8, sequence:16',
+  epoch => '2026-01-01')" >/dev/null
+ending_warning='WARNING:  01000: snowflake_sql: the time field of the layout runs out at 2030-05-10 17:29:13\.472\+00, in [0-9]+ days: no id can be minted after it'
+# today: the day since 1970, UTC, as the warning counts days.
+today() { local now; now=$(date -u +%s) && echo $((now / 86400)); }
+# warned_once LABEL DAY OUTPUT: OUTPUT (verbose) of a session begun on DAY holds the
+# warning, with its detail and hint, once (one more for each midnight UTC since).
+warned_once() {
+  local count
+  count=$(grep -cE "$ending_warning" <<<"$3") || true
+  ((count == 1 + $(today) - $2)) || fail "$1: $count warnings that the epoch ends: $3"
+  if ! grep -qF 'DETAIL:  The layout time:37, node:2, slot:8, sequence:16 counts its time from the epoch 2026-01-01 00:00:00+00.' <<<"$3" ||
+    ! grep -qF 'HINT:  Plan the move before then' <<<"$3" ||
+    ! grep -qF 'see the chapter "The end of the epoch" of docs/operations.md' <<<"$3"; then
+    fail "$1: the warning's detail or hint: $3"
+  fi
+}
+day=$(today)
+warned_once "two reads of the status" "$day" "$(sql "$main" "SELECT epoch_ends FROM snowflake.snowflake_status" -d ending -U app \
+  -c "SELECT epoch_ends FROM snowflake.snowflake_status" -v VERBOSITY=verbose 2>&1)"
+day=$(today)
+warned_once "a session minting over several ticks, then reading the status" "$day" "$(cluster_psql "$main" -qAt -d ending -U app \
+  -v VERBOSITY=verbose 2>&1 <<'SQL'
+SELECT snowflake.snowflake_next() > 0;
+SELECT pg_sleep(0.01);
+SELECT count(DISTINCT snowflake.snowflake_next()) FROM generate_series(1, 3000);
+SELECT pg_sleep(0.01);
+SELECT snowflake.snowflake_next() > 0, epoch_ends FROM snowflake.snowflake_status;
+SQL
+)"
+sql "$main" "DROP DATABASE ending WITH (FORCE)"
+ok "a layout that ends in 2030: the native's warning once in a session that reads the status twice, once in one that mints over many ticks"
+
+# --- Databases of one server sharing a node id, each under a range of its slots ----------
+
+# Three databases share node 1 (docs/managed.md, "Databases of one server"); their
+# installs warn that node 0 is database conform's.
+shared=(share1 share2 share3)
+ranges=(0-99 100-199 200-255)
+for i in 0 1 2; do
+  db "${shared[i]}"
+  install_psql "$main" "${shared[i]}"
+  q "$main" "${shared[i]}" master "SELECT snowflake.snowflake_configure(node_id => 1, slots => '${ranges[i]}');
+    CREATE TABLE ids (id bigint PRIMARY KEY); GRANT INSERT, SELECT ON ids TO app" >/dev/null
+done
+statuses=$(for d in "${shared[@]}"; do
+  q "$main" "$d" app "SELECT node_id, slots, node_claimed, node_claimed_by_other FROM snowflake.snowflake_status"; done)
+[[ $statuses == $'1|100|t|f\n1|100|t|f\n1|56|t|f' ]] || fail "the status of the databases sharing node 1: $statuses"
+expect_error "$main" share3 master 55000 'slots 100-199 of node id 1 are claimed by database "share2" of this server.*DETAIL:  This database asks for slots 150-255 of it.*HINT:  Give this database slots of node id 1 that no other database holds.*DROP ROLE snowflake_sql_node_1_slots_100_199 frees its claim' \
+  "SELECT snowflake.snowflake_configure(slots => '150-255')"
+expect_error "$main" share3 master 22023 'slots 200-256 do not fit in the 256 slots of the layout.*DETAIL:  With 8 slot bits, slots go from 0 to 255' \
+  "SELECT snowflake.snowflake_configure(slots => '200-256')"
+expect_error "$main" share3 master 22023 'invalid value for slots: "255-200"' "SELECT snowflake.snowflake_configure(slots => '255-200')"
+# A slot outside the database's range has no sequence in its code.
+expect_error "$main" share2 app 22023 'snowflake_sql.slot is "5", which names no slot of this database' \
+  "SET snowflake_sql.slot = '5'; SELECT snowflake.snowflake_next()"
+ok "three databases share node 1 under slots 0-99, 100-199 and 200-255 (status: 100, 100, 56 slots); overlapping slots, slots past the layout's and a slot outside the range refused"
+
+# The three mint at once, 8 sessions each, reconnecting (so sessions spread over slots).
+cat >"$CLUSTERS_DIR/$main/shared.sql" <<'SQL'
+INSERT INTO ids SELECT snowflake.snowflake_next() FROM generate_series(1, 20);
+SQL
+pids=()
+for d in "${shared[@]}"; do
+  pgbench_run "$main" --db "$d" --user app -c 8 -j 2 -C -T 2 -f "$CLUSTERS_DIR/$main/shared.sql" >/dev/null &
+  pids+=($!)
+done
+for pid in "${pids[@]}"; do wait "$pid" || fail "pgbench in a database sharing node 1"; done
+q "$main" share1 postgres "CREATE TABLE every (db text, id bigint)"
+for d in "${shared[@]}"; do
+  cluster_psql "$main" -qAt -d "$d" -U postgres -c "COPY (SELECT '$d', id FROM ids) TO STDOUT" |
+    cluster_psql "$main" -q -d share1 -U postgres -c "COPY every FROM STDIN" || fail "gathering the ids of $d"
+done
+# Per database: ids, slots used, and ids whose node is not 1 or whose slot lies outside the
+# database's range; then all ids and the distinct ones.
+minted=$(q "$main" share1 postgres "SELECT string_agg(format('%s:%s:%s:%s', db, n, slots, wrong), ' ' ORDER BY db)
+    FROM (SELECT db, count(*) AS n, count(DISTINCT (snowflake.snowflake_parse(id)).backend_slot) AS slots,
+                 count(*) FILTER (WHERE (snowflake.snowflake_parse(id)).node_id <> 1
+                                     OR (snowflake.snowflake_parse(id)).backend_slot NOT BETWEEN
+                                        CASE db WHEN 'share1' THEN 0 WHEN 'share2' THEN 100 ELSE 200 END AND
+                                        CASE db WHEN 'share1' THEN 99 WHEN 'share2' THEN 199 ELSE 255 END) AS wrong
+            FROM every GROUP BY db) d;
+  SELECT count(*), count(DISTINCT id) FROM every")
+per_db=$(sed -n 1p <<<"$minted")
+IFS='|' read -r total distinct <<<"$(sed -n 2p <<<"$minted")"
+[[ $total == "$distinct" && $total -gt 0 ]] || fail "ids of the databases sharing node 1: $total, $distinct distinct"
+for entry in $per_db; do
+  IFS=: read -r d n slots wrong <<<"$entry"
+  ((n > 0 && slots > 1 && wrong == 0)) || fail "$d minted $n ids over $slots slots, $wrong of another node or outside its range"
+done
+ok "three databases sharing node 1 minting at once, 8 reconnecting sessions each: $total ids, all distinct, each database's under node 1 and its own slots ($per_db)"
+
+# Two databases claiming overlapping slots of node 2 at the same moment: one wins, and the
+# other, which waited for the first's claim to end, is refused with its name.
+db race1
+db race2
+for d in race1 race2; do install_psql "$main" "$d"; done
+at=$(q "$main" conform postgres "SELECT extract(epoch FROM clock_timestamp() + interval '1 s')")
+pids=()
+for i in 1 2; do
+  q "$main" "race$i" master "SELECT pg_sleep_until(to_timestamp($at));
+    SELECT snowflake.snowflake_configure(node_id => 2, slots => '$(((i - 1) * 64))-$(((i - 1) * 64 + 127))') IS NOT NULL;
+    SELECT pg_sleep(0.5)" >"$CLUSTERS_DIR/$main/race$i.out" 2>&1 &
+  pids[i]=$!
+done
+won=() lost=()
+for i in 1 2; do
+  if wait "${pids[i]}"; then won+=("race$i"); else lost+=("race$i"); fi
+done
+((${#won[@]} == 1)) || fail "two databases claiming slots 0-127 and 64-191 of node 2 at once: ${#won[@]} won"
+grep -qE "ERROR:  slots (0-127|64-191) of node id 2 are claimed by database \"${won[0]}\" of this server" "$CLUSTERS_DIR/$main/${lost[0]}.out" ||
+  fail "the claim that lost: $(cat "$CLUSTERS_DIR/$main/${lost[0]}.out")"
+# The same, with the first claim's transaction held open 2 s: the second waits it out.
+q "$main" "${lost[0]}" master "SELECT snowflake.snowflake_configure(node_id => 3, slots => '0-9')" >/dev/null
+q "$main" "${won[0]}" master "BEGIN; SELECT snowflake.snowflake_configure(node_id => 3, slots => '10-19'); SELECT pg_sleep(2); COMMIT" >/dev/null &
+holder=$!
+sleep 0.5
+claim_began=${EPOCHREALTIME/./}
+expect_error "$main" "${lost[0]}" master 55000 "slots 10-19 of node id 3 are claimed by database \"${won[0]}\" of this server" \
+  "SELECT snowflake.snowflake_configure(slots => '5-14')"
+waited=$(((${EPOCHREALTIME/./} - claim_began) / 1000))
+wait "$holder" || fail "the claim held open in ${won[0]}"
+((waited >= 1000)) || fail "the claim in ${lost[0]} did not wait for the one in progress in ${won[0]} (${waited} ms)"
+ok "two databases claiming overlapping slots of one node id at the same moment: ${won[0]} won, ${lost[0]} refused; a claim waits for one in progress ($waited ms) and sees it"
+
+# A database gives slots up only while no session holds one of them.
+(q "$main" share1 app "SELECT snowflake.snowflake_next(); SELECT pg_sleep(3)" >/dev/null 2>&1 &)
+held_slot=
+for _ in $(seq 50); do
+  held_slot=$(q "$main" share1 postgres "SELECT min(objid) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1936617335
+    AND pid <> pg_backend_pid() AND database = (SELECT oid FROM pg_database WHERE datname = 'share1')")
+  [[ -n $held_slot ]] && break
+  sleep 0.1
+done
+[[ -n $held_slot ]] || fail "the background session of share1 took no slot"
+narrower=$((held_slot > 0 ? 0 : 1))-$((held_slot > 0 ? held_slot - 1 : 99))
+expect_error "$main" share1 master 55006 "sessions of database \"share1\" hold slots that it would give up.*DETAIL:  Slots held until their sessions end: $held_slot \\(process [0-9]+\\)" \
+  "SELECT snowflake.snowflake_configure(slots => '$narrower')"
+for _ in $(seq 50); do
+  [[ $(q "$main" share1 postgres "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1936617335") == 0 ]] && break
+  sleep 0.1
+done
+[[ $(q "$main" share1 master "SELECT (snowflake.snowflake_configure(slots => '$narrower')).last_slot IS NOT NULL;
+  SELECT slots FROM snowflake.snowflake_status") == $'t\n'$((${narrower#*-} - ${narrower%-*} + 1)) ]] ||
+  fail "share1 narrowed to $narrower once its session ended"
+ok "slots a session holds are not given up (55006, naming slot $held_slot), and are once it ended (share1 narrowed to $narrower)"
+
+# The claim of a dropped database is stale: a claim of slots overlapping it takes it over.
+sql "$main" "DROP DATABASE share3 WITH (FORCE)"
+q "$main" "${lost[0]}" master "SELECT snowflake.snowflake_configure(node_id => 1, slots => '210-255')" >/dev/null
+claims=$(q "$main" conform postgres "SELECT string_agg(rolname || ' ' || split_part(shobj_description(oid, 'pg_authid'), 'its name: ', 2), ', ' ORDER BY rolname)
+  FROM pg_roles WHERE rolname LIKE 'snowflake\_sql\_node\_1\_%'")
+[[ $claims == "snowflake_sql_node_1_slots_0_${narrower#*-} share1, snowflake_sql_node_1_slots_100_199 share2, snowflake_sql_node_1_slots_210_255 ${lost[0]}" ]] ||
+  fail "node 1's claims after share3 was dropped and ${lost[0]} claimed slots 210-255: $claims"
+[[ $(q "$main" "${lost[0]}" app "SELECT (snowflake.snowflake_parse(snowflake.snowflake_next())).node_id, node_claimed FROM snowflake.snowflake_status") == "1|t" ]] ||
+  fail "${lost[0]} does not mint under node 1"
+ok "a stale claim of slots 200-255 (database share3, dropped) taken over by ${lost[0]}'s claim of slots 210-255"
+# Slots given up while a burst's last id on one of them lies ahead of the clock: the change
+# returns once the clock has passed it, so that a database claiming the slot next mints above.
+q "$main" "${won[0]}" master "SELECT snowflake.snowflake_configure(layout => 'time:41, node:2, slot:8, sequence:2, gene:10',
+  max_lead_ms => 1000); CREATE TABLE burst (id bigint); GRANT INSERT ON burst TO app" >/dev/null
+q "$main" "${won[0]}" app "INSERT INTO burst SELECT snowflake.snowflake_next() FROM generate_series(1, 2000)"
+IFS='|' read -r burst_slot burst_ts <<<"$(q "$main" "${won[0]}" postgres "SELECT (p).backend_slot, (p).ts
+  FROM (SELECT snowflake.snowflake_parse(max(id)) AS p FROM burst) b")"
+kept=$((burst_slot > 10 ? 10 : 11))-$((burst_slot > 10 ? burst_slot - 1 : 19))
+gave_up=$(q "$main" "${won[0]}" master "SELECT clock_timestamp() < '$burst_ts';
+  SELECT (snowflake.snowflake_configure(slots => '$kept')).node_id; SELECT clock_timestamp() > '$burst_ts'")
+[[ $gave_up == $'t\n3\nt' ]] ||
+  fail "slot $burst_slot given up (kept $kept) after a burst to $burst_ts: $gave_up (burst ahead before|configured|clock past it after)"
+for d in share1 share2 race1 race2; do sql "$main" "DROP DATABASE $d WITH (FORCE)"; done
+ok "slot $burst_slot given up while a burst's last id on it lay ahead of the clock: the change returned once the clock had passed it"
 
 # --- pg_tle: CREATE EXTENSION by the master user, and the update path ---------------------
 
@@ -686,6 +901,28 @@ grep -qE "ERROR:  55000: the system clock is (4[5-9][0-9]{2}|50[0-9]{2}) ms behi
   fail "a step back of 5 s was not refused with 55000: $stepped"
 [[ $(tail -1 <<<"$stepped") == t ]] || fail "no id above the last once the clock is back: $stepped"
 ok "a clock stepped back 0.5 s inside a session is absorbed (ids rise); 5 s is refused with 55000; ids go on above once it is back"
+# The status counts the step absorbed once (not each of the calls after it, which read a
+# clock no further back than the one before), and the refusal, through the ROLLBACK of
+# their transactions; the lead of the step is the furthest, within the bound of 1 s.
+counted() { q "$clock" fo app "SELECT clock_steps_absorbed, clock_steps_refused, furthest_lead_ms FROM snowflake.snowflake_status"; }
+IFS='|' read -r absorbed refused _ <<<"$(counted)"
+((absorbed == 1 && refused == 1)) || fail "after the steps above, clock_steps_absorbed $absorbed and clock_steps_refused $refused, not 1 and 1"
+cluster_psql "$clock" -qAt -d fo -U app -v ON_ERROR_STOP=0 >/dev/null 2>&1 <<SQL
+BEGIN;
+SELECT snowflake.snowflake_next();
+\\! bash -c 'echo -0.5 >$CLUSTERS_DIR/$clock.offset.new && mv -f $CLUSTERS_DIR/$clock.offset.new $CLUSTERS_DIR/$clock.offset'
+SELECT count(DISTINCT snowflake.snowflake_next()) FROM generate_series(1, 100);
+ROLLBACK;
+BEGIN;
+\\! bash -c 'echo -5 >$CLUSTERS_DIR/$clock.offset.new && mv -f $CLUSTERS_DIR/$clock.offset.new $CLUSTERS_DIR/$clock.offset'
+SELECT snowflake.snowflake_next();
+ROLLBACK;
+SQL
+step +0
+IFS='|' read -r absorbed refused furthest <<<"$(counted)"
+((absorbed == 2 && refused == 2 && furthest >= 400 && furthest <= 1000)) ||
+  fail "after a step absorbed and one refused, each in a transaction rolled back: $(counted) (absorbed|refused|furthest_lead_ms), not 2|2|400 to 1000"
+ok "clock_steps_absorbed 2 and clock_steps_refused 2 after each step again in a transaction rolled back; furthest_lead_ms $furthest"
 
 # --- A hot standby, and failover to standbys whose clocks are behind ------------------------
 

@@ -23,23 +23,48 @@ CREATE TABLE IF NOT EXISTS @extschema@.snowflake_settings (
     node_bits integer NOT NULL, node_shift integer NOT NULL,
     slot_bits integer NOT NULL, slot_shift integer NOT NULL,
     sequence_bits integer NOT NULL, sequence_shift integer NOT NULL,
-    gene_bits integer NOT NULL
+    gene_bits integer NOT NULL,
+    -- The slots this database mints under, first to last: all of the layout's, or a part
+    -- when databases of one server share the node id (50_nodes.sql). NULL in rows written
+    -- before the columns came (an earlier release, or its dump restored): all slots.
+    first_slot integer,
+    last_slot integer
 );
+-- An install of an earlier release gets the columns (at the end, where a new install has
+-- them); its rows then read as all slots (snowflake_sql_settings).
+DO $slot_columns$
+BEGIN
+  IF NOT EXISTS (SELECT FROM pg_catalog.pg_attribute
+                  WHERE attrelid = '@extschema@.snowflake_settings'::pg_catalog.regclass
+                    AND attname = 'first_slot' AND NOT attisdropped) THEN
+    ALTER TABLE @extschema@.snowflake_settings ADD COLUMN first_slot integer, ADD COLUMN last_slot integer;
+  END IF;
+END
+$slot_columns$;
 GRANT SELECT ON @extschema@.snowflake_settings TO PUBLIC;
 SELECT @extschema@.snowflake_sql_dump_with('@extschema@.snowflake_settings', 'WHERE configured');
 
--- snowflake_sql_settings(): the settings in force, the configured row if any.
+-- snowflake_sql_settings(): the settings in force, the configured row if any, with the
+-- slots of a row that names none (written before the slot columns came) all of them.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_settings()
 RETURNS @extschema@.snowflake_settings
-LANGUAGE sql STABLE PARALLEL SAFE
+LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp AS $$
-  SELECT s FROM @extschema@.snowflake_settings s ORDER BY s.configured DESC LIMIT 1
+DECLARE
+  r @extschema@.snowflake_settings;
+BEGIN
+  SELECT s.* INTO r FROM @extschema@.snowflake_settings s ORDER BY s.configured DESC LIMIT 1;
+  r.first_slot := coalesce(r.first_slot, 0);
+  r.last_slot := coalesce(r.last_slot, (1 << r.slot_bits) - 1);
+  RETURN r;
+END
 $$;
 
--- snowflake_sql_settings_row(configured, node_id, layout, epoch, max_lead_ms): a settings
--- row with its derived fields, each value checked as the native checks its settings.
+-- snowflake_sql_settings_row(configured, node_id, layout, epoch, max_lead_ms, slots): a
+-- settings row with its derived fields, each value checked as the native checks its
+-- settings; slots 'all' (or NULL) or a range 'first-last' of the layout's slots.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_settings_row(configured boolean,
-    node_id integer, layout text, epoch text, max_lead_ms integer)
+    node_id integer, layout text, epoch text, max_lead_ms integer, slots text)
 RETURNS @extschema@.snowflake_settings
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp AS $$
@@ -47,6 +72,7 @@ DECLARE
   l @extschema@.snowflake_sql_layout := @extschema@.snowflake_sql_read_layout(layout);
   r @extschema@.snowflake_settings;
   epoch_ms numeric;
+  bounds text[] := regexp_match(slots, '^\s*([0-9]{1,4})\s*-\s*([0-9]{1,4})\s*$');
 BEGIN
   IF l.epoch IS NOT NULL THEN
     RAISE EXCEPTION 'the layout of the settings cannot carry an epoch: "%"', layout
@@ -81,6 +107,18 @@ BEGIN
     RAISE EXCEPTION 'max_lead_ms = % is out of range', max_lead_ms
       USING ERRCODE = 'invalid_parameter_value', DETAIL = 'It goes from 0 to 60000 ms.';
   END IF;
+  IF slots IS NULL OR lower(btrim(slots)) = 'all' THEN
+    bounds := ARRAY['0', ((1 << l.slot_bits) - 1)::text];
+  ELSIF bounds IS NULL OR bounds[1]::integer > bounds[2]::integer THEN
+    RAISE EXCEPTION 'invalid value for slots: "%"', slots
+      USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = 'Write the first and the last slot of the range, such as ''64-127'', or ''all''.';
+  ELSIF bounds[2]::integer > (1 << l.slot_bits) - 1 THEN
+    RAISE EXCEPTION 'slots % do not fit in the % slots of the layout', slots, 1 << l.slot_bits
+      USING ERRCODE = 'invalid_parameter_value',
+            DETAIL = format('With %s slot bits, slots go from 0 to %s.', l.slot_bits, (1 << l.slot_bits) - 1),
+            HINT = 'Give a range within them, or a layout with more slot bits (before any id is minted), to snowflake_configure.';
+  END IF;
   r.configured := configured;
   r.node_id := node_id;
   r.layout := l.spec;
@@ -94,13 +132,15 @@ BEGIN
   r.slot_bits := l.slot_bits; r.slot_shift := l.slot_shift;
   r.sequence_bits := l.sequence_bits; r.sequence_shift := l.sequence_shift;
   r.gene_bits := l.gene_bits;
+  r.first_slot := bounds[1]::integer;
+  r.last_slot := bounds[2]::integer;
   RETURN r;
 END
 $$;
-REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_settings_row(boolean, integer, text, text, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_settings_row(boolean, integer, text, text, integer, text) FROM PUBLIC;
 
 -- The defaults: those of a stock native server (node 0, the default layout, epoch
 -- 2020-01-01, a lead bound of 1 s).
 INSERT INTO @extschema@.snowflake_settings
-SELECT (@extschema@.snowflake_sql_settings_row(false, 0, 'default', '2020-01-01', 1000)).*
+SELECT (@extschema@.snowflake_sql_settings_row(false, 0, 'default', '2020-01-01', 1000, 'all')).*
 ON CONFLICT DO NOTHING;

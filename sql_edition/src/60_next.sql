@@ -71,7 +71,11 @@ DECLARE
   f text;
 BEGIN
   FOREACH f IN ARRAY ARRAY['@extschema@.snowflake_sql_mint(bigint)',
-                           '@extschema@.snowflake_sql_take_slot(@extschema@.snowflake_settings)'] LOOP
+                           '@extschema@.snowflake_sql_take_slot(@extschema@.snowflake_settings)',
+                           '@extschema@.snowflake_sql_refuse(text)',
+                           -- Before slot ranges (a slots argument):
+                           '@extschema@.snowflake_configure(integer, text, text, integer)',
+                           '@extschema@.snowflake_sql_settings_row(boolean, integer, text, text, integer)'] LOOP
     IF pg_catalog.to_regprocedure(f) IS NOT NULL THEN
       EXECUTE 'DROP FUNCTION ' || f;
     END IF;
@@ -94,17 +98,17 @@ CREATE OR REPLACE FUNCTION @extschema@.{NAME}({ARGS}) RETURNS bigint
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER AS $body$
 -- Made by snowflake_sql_compile (fingerprint {FINGERPRINT}): do not edit.
 DECLARE
+  -- The cached slot (see the top of this file). RESET leaves ''; a word SET by hand in
+  -- its place fails its cast, and a number that names no slot is refused below.
   cached pg_catalog.text := pg_catalog.current_setting('snowflake_sql.slot', true);
-  slot integer := CASE WHEN cached OPERATOR(pg_catalog.~) '^[0-9]{1,4}$' THEN cached::integer END;
+  slot integer := CASE WHEN cached OPERATOR(pg_catalog.<>) '' THEN cached::integer END;
   t bigint;
   v bigint;
-  vt bigint;
 BEGIN
   {GENE_CHECK}
-  -- The cached slot, proven ours (see the top of this file). In a read-only transaction
-  -- the first call of a session is refused here, with a hint; a later one by nextval.
-  IF slot IS NULL OR slot OPERATOR(pg_catalog.>=) {SLOTS}
-     OR NOT pg_catalog.pg_try_advisory_lock(1936617335, slot) THEN
+  -- The cached slot, proven ours. In a read-only transaction the first call of a session
+  -- is refused here, with a hint; a later one by nextval.
+  IF slot IS NULL OR NOT pg_catalog.pg_try_advisory_lock(1936617335, slot) THEN
     IF pg_catalog.current_setting('transaction_read_only') OPERATOR(pg_catalog.=) 'on' THEN
       PERFORM @extschema@.snowflake_sql_refuse_read_only();
     END IF;
@@ -115,43 +119,59 @@ BEGIN
       RETURN @extschema@.snowflake_sql_next_made({SELF});
     END IF;
   END IF;
+  -- The common path is these two statements, one test and the id's fields: PostgreSQL
+  -- sets up every expression of a PL/pgSQL function again in each transaction, and each
+  -- function or operator in it costs about as much as the call's own work
+  -- (docs/managed.md, "Speed").
+  v := pg_catalog.nextval(('{SEQUENCES}'::pg_catalog.regclass[])[slot]);
   -- The clock's tick since the epoch, rounded down: date_part's seconds as a float8 (to
   -- within a fraction of a microsecond), the half tick taken off before the rounding cast.
   -- Before the epoch it is negative.
   t := (pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) {TICKS_PER_SECOND}::pg_catalog.float8
         OPERATOR(pg_catalog.-) {EPOCH_TICKS_AND_A_HALF}::pg_catalog.float8)::bigint;
-  v := pg_catalog.nextval(('{SEQUENCES}'::pg_catalog.regclass[])[slot]);
-  vt := v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS};
-  IF vt OPERATOR(pg_catalog.<) t THEN
-    IF t OPERATOR(pg_catalog.>) {MAX_TICKS} THEN
-      PERFORM @extschema@.snowflake_sql_refuse('time full');
+  -- The pair's tick is the clock's (LEAST: a clock past the time field never is).
+  IF v IS NULL OR (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.<>) LEAST(t, {MAX_TICKS}) THEN
+    IF v IS NULL THEN
+      PERFORM @extschema@.snowflake_sql_refuse('no such slot', cached);
+    ELSIF (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.<) t THEN
+      -- A new tick: the pair moves to it. In the time field's last five years (WARN_TICKS,
+      -- snowflake_sql_compile), or past its end: refused past the end, else the warning
+      -- that the end nears, once a day in a session (55_counters.sql).
+      IF t OPERATOR(pg_catalog.>) {WARN_TICKS} THEN
+        IF t OPERATOR(pg_catalog.>) {MAX_TICKS} THEN
+          PERFORM @extschema@.snowflake_sql_refuse('time full');
+        END IF;
+        PERFORM @extschema@.snowflake_sql_warn_epoch_end();
+      END IF;
+      -- An assignment, not PERFORM: no query of its own.
+      v := pg_catalog.setval(('{SEQUENCES}'::pg_catalog.regclass[])[slot], t OPERATOR(pg_catalog.<<) {SEQUENCE_BITS});
+    ELSIF t OPERATOR(pg_catalog.<) 0
+          OR (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.>) LEAST(t OPERATOR(pg_catalog.+) {LEAD}, {MAX_TICKS}) THEN
+      -- Before the epoch, past the lead bound, or past the time field: refused or waited out.
+      PERFORM @extschema@.snowflake_sql_wait(v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}, v, t, {EPOCH_MS}, {UNIT_MS}, {LEAD}, {SEQUENCE_BITS}, {MAX_LEAD_MS}, {MAX_TICKS});
+    ELSE
+      -- Ahead within the lead bound: counted for the status (55_counters.sql).
+      PERFORM @extschema@.snowflake_sql_note_ahead(v, t, {SEQUENCE_BITS}, {UNIT_MS});
     END IF;
-    -- An assignment, not PERFORM: no query of its own.
-    v := pg_catalog.setval(('{SEQUENCES}'::pg_catalog.regclass[])[slot], t OPERATOR(pg_catalog.<<) {SEQUENCE_BITS});
-    vt := t;
-  ELSIF t OPERATOR(pg_catalog.<) 0 OR vt OPERATOR(pg_catalog.>) LEAST(t OPERATOR(pg_catalog.+) {LEAD}, {MAX_TICKS}) THEN
-    -- Before the epoch, past the lead bound, or past the time field: refused or waited out.
-    PERFORM @extschema@.snowflake_sql_wait(vt, v, t, {EPOCH_MS}, {UNIT_MS}, {LEAD}, {SEQUENCE_BITS}, {MAX_LEAD_MS}, {MAX_TICKS});
+    -- Ahead of the clock (a spent tick, a clock stepped back): the pair's tick is the id's.
+    t := v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS};
   END IF;
-  -- The node and slot fields of each slot are one constant of the array. Parenthesized:
-  -- PostgreSQL gives the OPERATOR() forms one precedence, left to right.
-  RETURN (vt OPERATOR(pg_catalog.<<) {TIME_SHIFT})
-         OPERATOR(pg_catalog.|) ('{NODE_AND_SLOT_PARTS}'::pg_catalog.int8[])[slot]
-         OPERATOR(pg_catalog.|) {SEQUENCE_PART}
-         {GENE_PART};
+  -- The id from t, the pair's tick now, and v (snowflake_sql_compile writes it); the node
+  -- and slot fields of each slot are one constant of the array.
+  RETURN {ID};
 END
 $body$;
 $template$;
 
 -- snowflake_sql_fingerprint(settings): what snowflake_next() is made from (see
--- snowflake_sql_compile): the release, the settings that minting reads, and the slots'
--- sequences, whose oids a dump and restore changes, and the code's template. Time zone
--- free: the epoch in ms.
+-- snowflake_sql_compile): the release, the settings that minting reads (the database's
+-- range of slots among them), and the slots' sequences, whose oids a dump and restore
+-- changes, and the code's template. Time zone free: the epoch in ms.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_fingerprint(s @extschema@.snowflake_settings)
 RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
-RETURN md5(format('@version@ %s %s %s %s %s %s %s %s %s %s %s %s %s %s %s', md5(@extschema@.snowflake_sql_template()), s.node_id, s.epoch_ms, s.unit_ms,
+RETURN md5(format('@version@ %s %s %s %s %s %s %s %s %s %s %s %s %s %s %s %s %s', md5(@extschema@.snowflake_sql_template()), s.node_id, s.epoch_ms, s.unit_ms,
                   s.max_lead_ms, s.time_bits, s.time_shift, s.node_bits, s.node_shift, s.slot_bits,
-                  s.slot_shift, s.sequence_bits, s.sequence_shift, s.gene_bits,
+                  s.slot_shift, s.sequence_bits, s.sequence_shift, s.gene_bits, s.first_slot, s.last_slot,
                   @extschema@.snowflake_sql_slot_oids(1 << s.slot_bits)));
 
 -- snowflake_sql_refuse_read_only(): the error of a call in a read-only transaction or on
@@ -177,7 +197,8 @@ REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_refuse_read_only() FROM PUBLIC;
 -- the epoch, or the pair's tick vt is past the time field or more than the lead bound
 -- ahead of the clock. Refuses the first two; waits while the excess is short (10 ms, or
 -- one tick of a longer unit), re-reading the clock; refuses a longer one with the native's
--- 55000 error.
+-- 55000 error. Counts each wait and each refusal for the status, and notes a call still
+-- ahead of the clock after its wait, as the native's generator does (55_counters.sql).
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_wait(vt bigint, v bigint, t bigint, epoch_ms bigint,
     unit_ms integer, lead bigint, sequence_bits integer, max_lead_ms integer, max_ticks bigint)
 RETURNS void LANGUAGE plpgsql VOLATILE
@@ -195,21 +216,27 @@ BEGIN
     excess := vt - t - lead;
     EXIT WHEN excess <= 0;
     IF excess > greatest(10 / unit_ms, 1) THEN
+      -- Counted before the error: a sequence keeps the count through the error's rollback.
+      PERFORM @extschema@.snowflake_sql_count('@extschema@.snowflake_status_clock_steps_refused');
       RAISE EXCEPTION 'the system clock is % ms behind the last snowflake id of this backend slot',
           (((v - 1) >> sequence_bits) - t) * unit_ms
         USING ERRCODE = 'object_not_in_prerequisite_state',
               DETAIL = format('A step back of up to max_lead_ms (%s ms) is absorbed; this one is larger. The last id may be from before a restart or a failover: no id is minted below it.', max_lead_ms),
               HINT = 'Retry once the clock has caught up, or raise max_lead_ms with snowflake_configure.';
     END IF;
+    PERFORM @extschema@.snowflake_sql_count('@extschema@.snowflake_status_spent_tick_waits');
     PERFORM pg_sleep(excess * unit_ms / 1000.0);
     t := (round(date_part('epoch', clock_timestamp()) * 1000000)::bigint / 1000 - epoch_ms) / unit_ms;
   END LOOP;
+  IF vt > t THEN
+    PERFORM @extschema@.snowflake_sql_note_ahead(v, t, sequence_bits, unit_ms);
+  END IF;
 END
 $$;
 REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_wait(bigint, bigint, bigint, bigint, integer, bigint, integer, integer, bigint) FROM PUBLIC;
 
--- snowflake_sql_refuse(kind): the rare errors of a call, out of its hot path.
-CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_refuse(kind text) RETURNS void
+-- snowflake_sql_refuse(kind [, setting]): the rare errors of a call, out of its hot path.
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_refuse(kind text, setting text DEFAULT NULL) RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -220,6 +247,10 @@ BEGIN
     WHEN 'time full' THEN
       RAISE EXCEPTION 'the time field of the layout is full: the time range from snowflake.epoch is used up'
         USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Check the system clock and snowflake.epoch.';
+    WHEN 'no such slot' THEN
+      RAISE EXCEPTION 'snowflake_sql.slot is "%", which names no slot of this database', setting
+        USING ERRCODE = 'invalid_parameter_value',
+              HINT = 'The setting caches the session''s slot: RESET snowflake_sql.slot, and the next call finds the slot again.';
     WHEN 'null gene' THEN
       RAISE EXCEPTION 'the gene of snowflake_next(gene) cannot be NULL'
         USING ERRCODE = 'null_value_not_allowed';
@@ -230,12 +261,13 @@ BEGIN
   END CASE;
 END
 $$;
-REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_refuse(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_refuse(text, text) FROM PUBLIC;
 
--- snowflake_sql_take_slot(fingerprint): a slot for this session, locked; the slot it
--- holds already if a RESET ALL made it forget, else the first free one from a place that
--- depends on the process (so sessions spread over the slots, and a session that gave its
--- slot up, by DISCARD ALL, finds it again if no other session took it meanwhile). Claims
+-- snowflake_sql_take_slot(fingerprint): a slot of the database's range for this session,
+-- locked; the slot it holds already if a RESET ALL made it forget, else the first free one
+-- from a place that depends on the process (so sessions spread over the slots, and a
+-- session that gave its slot up, by DISCARD ALL, finds it again if no other session took
+-- it meanwhile). Claims
 -- the node id, and raises the slot's sequence to the floor of this server life. NULL,
 -- with no slot taken, when the calling snowflake_next() was made from other settings
 -- than those in force (fingerprint): it is made again, and the caller calls the new one.
@@ -245,7 +277,7 @@ RETURNS integer LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   s @extschema@.snowflake_settings := @extschema@.snowflake_sql_settings();
-  slots constant integer := 1 << s.slot_bits;
+  slots constant integer := s.last_slot - s.first_slot + 1;
   slot integer;
   start integer := pg_backend_pid() % slots;
   floor_pair bigint;
@@ -262,12 +294,12 @@ BEGIN
     FROM pg_locks l
    WHERE l.locktype = 'advisory' AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
      AND l.classid = 1936617335 AND l.objsubid = 2 AND l.pid = pg_backend_pid() AND l.granted
-     AND l.objid < slots
+     AND l.objid BETWEEN s.first_slot AND s.last_slot
    ORDER BY l.objid LIMIT 1;
   IF slot IS NULL THEN
     FOR i IN 0 .. slots - 1 LOOP
-      IF pg_try_advisory_lock(1936617335, (start + i) % slots) THEN
-        slot := (start + i) % slots;
+      IF pg_try_advisory_lock(1936617335, s.first_slot + (start + i) % slots) THEN
+        slot := s.first_slot + (start + i) % slots;
         EXIT;
       END IF;
     END LOOP;
@@ -275,9 +307,9 @@ BEGIN
   IF slot IS NULL THEN
     RAISE EXCEPTION 'all % snowflake slots of database "%" are held', slots, current_database()
       USING ERRCODE = 'too_many_connections',
-            DETAIL = format('The layout ''%s'' numbers %s slots; each session that mints holds one until it ends.',
-                            s.layout, slots),
-            HINT = 'Retry when a session has ended, end idle sessions that minted, or give the layout more slot bits before any id is minted.';
+            DETAIL = format('It mints under slots %s-%s of the %s that layout ''%s'' numbers; each session that mints holds one until it ends.',
+                            s.first_slot, s.last_slot, 1 << s.slot_bits, s.layout),
+            HINT = 'Retry when a session has ended, end idle sessions that minted, or give the database more slots: a wider range (snowflake_configure(slots => ...)), or a layout with more slot bits before any id is minted.';
   END IF;
   SELECT f.floor INTO floor_pair FROM @extschema@.snowflake_life f;
   IF NOT FOUND THEN
@@ -303,6 +335,7 @@ BEGIN
       PERFORM pg_sleep(excess_ms / 1000.0);
     END IF;
   END IF;
+  PERFORM @extschema@.snowflake_sql_note_minting(seq);
   PERFORM set_config('snowflake_sql.slot', slot::text, false);
   RETURN slot;
 END
@@ -310,7 +343,7 @@ $$;
 REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_take_slot(text) FROM PUBLIC;
 
 -- snowflake_sql_compile(settings): makes snowflake_next() and snowflake_next(gene) for the
--- settings, with every setting, shift and mask, and the oid of every slot's sequence, a
+-- settings, with every setting, shift and mask, and the oid of each of the database's slots' sequences, a
 -- constant of their code, so that a call reads no table and looks no name up. Run when
 -- the settings change (snowflake_configure), at install and update, and by the first call
 -- of a session that finds its function made from other settings or sequences than those
@@ -343,13 +376,29 @@ BEGIN
                FROM 'fingerprint ([0-9a-f]{32})') IS NOT DISTINCT FROM fingerprint THEN
     RETURN;
   END IF;
+  -- The id. With the sequence field at the low end, as in the default layout, the pair v
+  -- is t << sequence_bits plus the sequence: the id is t times (2^time_shift -
+  -- 2^sequence_bits), plus v, plus the node and slot fields, three operators where the
+  -- fields one by one take four (each costs a call as much as its own work, above).
+  -- Else the fields are put in place one by one. Parenthesized: PostgreSQL gives the
+  -- OPERATOR() forms one precedence, left to right.
+  code := replace(template, '{ID}', CASE WHEN s.sequence_shift = 0 THEN
+      format('t OPERATOR(pg_catalog.*) %s::bigint OPERATOR(pg_catalog.+) v OPERATOR(pg_catalog.+) (''%s''::pg_catalog.int8[])[slot]',
+             (1::bigint << s.time_shift) - (1::bigint << s.sequence_bits), '{NODE_AND_SLOT_PARTS}')
+    ELSE
+      format('(t OPERATOR(pg_catalog.<<) %s) OPERATOR(pg_catalog.|) (''%s''::pg_catalog.int8[])[slot] OPERATOR(pg_catalog.|) ((v OPERATOR(pg_catalog.&) %s::bigint) OPERATOR(pg_catalog.<<) %s)',
+             s.time_shift, '{NODE_AND_SLOT_PARTS}', (1::bigint << s.sequence_bits) - 1, s.sequence_shift)
+    END || ' {GENE_PART}');
   code := replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
-      template, '{FINGERPRINT}', fingerprint),
+      code, '{FINGERPRINT}', fingerprint),
       '{SLOTS}', slots::text),
-      '{SEQUENCES}', format('[0:%s]=%s', slots - 1, @extschema@.snowflake_sql_slot_oids(slots))),
-      '{NODE_AND_SLOT_PARTS}', format('[0:%s]=%s', slots - 1,
+      -- The database's slots only, under their own numbers: a slot outside its range (a
+      -- number SET by hand) finds no sequence, which the code refuses.
+      '{SEQUENCES}', format('[%s:%s]=%s', s.first_slot, s.last_slot,
+          (@extschema@.snowflake_sql_slot_oids(s.last_slot + 1))[s.first_slot + 1:])),
+      '{NODE_AND_SLOT_PARTS}', format('[%s:%s]=%s', s.first_slot, s.last_slot,
           (SELECT array_agg((s.node_id::bigint << s.node_shift) | (i::bigint << s.slot_shift) ORDER BY i)
-             FROM generate_series(0, slots - 1) i))),
+             FROM generate_series(s.first_slot, s.last_slot) i))),
       '{TICKS_PER_SECOND}', (1000 / s.unit_ms)::text),
       '{EPOCH_TICKS_AND_A_HALF}', (s.epoch_ms::numeric / s.unit_ms + 0.5)::text),
       '{EPOCH_MS}', s.epoch_ms::text),
@@ -358,11 +407,11 @@ BEGIN
       '{LEAD}', (s.max_lead_ms / s.unit_ms)::text),
       '{MAX_LEAD_MS}', s.max_lead_ms::text),
       '{MAX_TICKS}', (9223372036854775807 >> (63 - s.time_bits))::text),
-      '{TIME_SHIFT}', s.time_shift::text);
-  -- The sequence field of the pair, shifted into place unless it sits at the low end.
-  code := replace(code, '{SEQUENCE_PART}', format(CASE WHEN s.sequence_shift = 0 THEN '(v OPERATOR(pg_catalog.&) %s::bigint)'
-      ELSE '((v OPERATOR(pg_catalog.&) %s::bigint) OPERATOR(pg_catalog.<<) %s)' END,
-      (1::bigint << s.sequence_bits) - 1, s.sequence_shift));
+      -- The tick before the first in which fewer than five years (WARN_BEFORE_MS of
+      -- snowflake_core/src/epoch_end.rs) are left before the time field ends; below 0 for a
+      -- time field shorter than that, whose every new tick then asks.
+      '{WARN_TICKS}', (floor((((9223372036854775807 >> (63 - s.time_bits))::numeric + 1) * s.unit_ms
+                              - @extschema@.snowflake_sql_warn_before_ms() + 1) / s.unit_ms) - 1)::text);
   -- snowflake_next(): no gene.
   code_plain := replace(replace(replace(replace(code, '{ARGS}', ''), '{SELF}', ''), '{GENE_CHECK}', ''), '{GENE_PART}', '');
   -- snowflake_next(gene): not strict (a NULL gene is an error, not a NULL id); refused by

@@ -1,9 +1,13 @@
--- The status view: the native's columns, filled where SQL can know them. NULL stands for
--- what the native counts in shared memory and the SQL edition has nowhere to count
--- (the most sessions minting at once, the furthest lead, the clock steps absorbed or
--- refused, the waits for a spent tick, the renewals of the native's high-water mark).
--- When the layout's time field runs out (epoch_ends) and the share used follow from the
--- settings, as in the native.
+-- The status view: the native's columns. The most sessions minting at once, the furthest
+-- lead, the clock steps absorbed and refused and the waits for a spent tick are counted
+-- as the native counts them, but from the install on rather than from the server's start,
+-- and through ROLLBACK (55_counters.sql). high_water_mark_renewed and
+-- high_water_mark_renewals_failed are NULL: the SQL edition has no high-water mark to
+-- renew. Each slot's last pair is its sequence, which the call that moves it writes to
+-- WAL itself, so a write that fails fails that call; the alert
+-- SnowflakeHighWaterMarkRenewalFailing cannot apply. When the layout's time field runs
+-- out (epoch_ends) and the share used follow from the settings, as in the native; a read
+-- gives the warning that it runs out within five years, once a day in a session.
 
 -- Releases before 0.3.0 had fewer columns, and a function's result type cannot be
 -- replaced: the view and the function are made again, once.
@@ -39,7 +43,10 @@ CREATE OR REPLACE FUNCTION @extschema@.snowflake_server_status() RETURNS TABLE (
     high_water_mark_renewed timestamptz,
     high_water_mark_renewals_failed bigint
 )
-LANGUAGE plpgsql STRICT VOLATILE PARALLEL SAFE SECURITY DEFINER
+-- Parallel unsafe, where the native's is safe: a read remembers the day of its warning in
+-- a setting of the session (snowflake_sql_warn_epoch_end), which no process may set while
+-- a parallel plan runs, in a worker or in its leader.
+LANGUAGE plpgsql STRICT VOLATILE PARALLEL UNSAFE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   s @extschema@.snowflake_settings := @extschema@.snowflake_sql_settings();
@@ -53,12 +60,14 @@ BEGIN
   layout := s.layout;
   epoch := s.epoch;
   preloaded := false;
-  slots := 1 << s.slot_bits;
-  -- The sessions of this database holding a slot, as the native counts its backends.
-  SELECT count(DISTINCT l.pid) INTO backends_minting
-    FROM pg_locks l
-   WHERE l.locktype = 'advisory' AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-     AND l.classid = 1936617335 AND l.objsubid = 2 AND l.granted;
+  -- The database's: all the layout's, or its range of them (snowflake_configure's slots).
+  slots := s.last_slot - s.first_slot + 1;
+  backends_minting := @extschema@.snowflake_sql_backends_minting();
+  most_backends_minting := @extschema@.snowflake_sql_counted('@extschema@.snowflake_status_most_backends_minting');
+  furthest_lead_ms := @extschema@.snowflake_sql_counted('@extschema@.snowflake_status_furthest_lead_ms');
+  clock_steps_absorbed := @extschema@.snowflake_sql_counted('@extschema@.snowflake_status_clock_steps_absorbed');
+  clock_steps_refused := @extschema@.snowflake_sql_counted('@extschema@.snowflake_status_clock_steps_refused');
+  spent_tick_waits := @extschema@.snowflake_sql_counted('@extschema@.snowflake_status_spent_tick_waits');
   high_water_mark := CASE WHEN last_pair IS NOT NULL THEN
     @extschema@.snowflake_sql_ts_of(0, last_pair >> s.sequence_bits, s.unit_ms, s.epoch_ms) END;
   -- The first ms past the last tick the time field holds.
@@ -66,6 +75,7 @@ BEGIN
     + ((2::numeric ^ s.time_bits) * s.unit_ms + s.epoch_ms)::bigint * interval '1 millisecond';
   epoch_used := greatest(0, least(1,
     extract(epoch FROM clock_timestamp() - s.epoch) / extract(epoch FROM epoch_ends - s.epoch)));
+  PERFORM @extschema@.snowflake_sql_warn_epoch_end();
   RETURN NEXT;
 END
 $$;
@@ -76,10 +86,15 @@ SELECT s.*,
                WHERE n.node_id = s.node_id AND n.system_identifier = s.system_identifier
                  AND n.database = current_database())
            AS node_claimed,
+       -- Another server's claim of the node id, or another database's of slots this one
+       -- mints under (a copy of its claims): what refuses this database's ids.
        EXISTS (SELECT FROM @extschema@.snowflake_nodes n
                WHERE n.node_id = s.node_id
                  AND NOT (n.system_identifier = s.system_identifier
-                          AND n.database = current_database()))
+                          AND n.database = current_database())
+                 AND (n.system_identifier <> s.system_identifier
+                      OR int4range(n.first_slot, n.last_slot, '[]')
+                         && @extschema@.snowflake_sql_claimed_slots(@extschema@.snowflake_sql_settings())))
            AS node_claimed_by_other
 FROM @extschema@.snowflake_server_status() s;
 GRANT SELECT ON @extschema@.snowflake_status TO PUBLIC;
