@@ -7,7 +7,7 @@
 # still there. Servers: a stock one on 5560+V (also on 127.0.0.1, for pgjdbc), one that
 # preloads the library with the js53 layout on 5580+V (node-postgres' Number parsing), and
 # pgbouncer on 5540+V in front of the stock one, database "tx" in transaction pooling and
-# "session" in session pooling. The libraries are scripts/setup.sh's: the Python virtual
+# "session" in session pooling. The libraries are scripts/setup-tests.sh's: the Python virtual
 # environment and npm directory that scripts/lib.sh names, Debian's pgbouncer and pgjdbc.
 # Usage: bash tests/clients.sh 15|16|17|18   (extension installed)
 set -euo pipefail

@@ -38,7 +38,7 @@ once_version=15
 # The majors whose arm64 packages are tested under emulation (every major's are built and
 # checked): the oldest and the newest, and 16's tarball, checked as files. Each arm64
 # Debian root takes about 6.5 minutes to make on a new machine, a package test about a
-# minute; 17's and 18's run alone (bash tests/package.sh 17 arm64): see the README.
+# minute; 17's and 18's run alone (bash tests/package.sh 17 arm64): see docs/packaging.md.
 arm64_test_versions="15 16 19"
 # The build root's majors run the subset's steps but its reliability scenarios.
 root_subset_versions="${BUILD_ROOT_MAJORS[*]}"

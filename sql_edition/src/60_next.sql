@@ -366,7 +366,6 @@ SET search_path = pg_catalog, pg_temp SET check_function_bodies = off AS $compil
 DECLARE
   fingerprint constant text := @extschema@.snowflake_sql_fingerprint(s);
   template constant text := @extschema@.snowflake_sql_template();
-  slots constant integer := 1 << s.slot_bits;
   code text;
   code_plain text;
   code_gene text;
@@ -389,9 +388,8 @@ BEGIN
       format('(t OPERATOR(pg_catalog.<<) %s) OPERATOR(pg_catalog.|) (''%s''::pg_catalog.int8[])[slot] OPERATOR(pg_catalog.|) ((v OPERATOR(pg_catalog.&) %s::bigint) OPERATOR(pg_catalog.<<) %s)',
              s.time_shift, '{NODE_AND_SLOT_PARTS}', (1::bigint << s.sequence_bits) - 1, s.sequence_shift)
     END || ' {GENE_PART}');
-  code := replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
+  code := replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
       code, '{FINGERPRINT}', fingerprint),
-      '{SLOTS}', slots::text),
       -- The database's slots only, under their own numbers: a slot outside its range (a
       -- number SET by hand) finds no sequence, which the code refuses.
       '{SEQUENCES}', format('[%s:%s]=%s', s.first_slot, s.last_slot,
