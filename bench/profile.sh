@@ -16,7 +16,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 
 version=${1:-15}
 CALLS=${CALLS:-100000}
-command -v valgrind >/dev/null || { echo "valgrind is not installed: apt-get install valgrind" >&2; exit 1; }
+need_valgrind
 bin=$(pg_bin_of "$version")
 dir=$CLUSTERS_DIR/profile$version
 results=$SNOWFLAKE_PG_ROOT/bench/results/profile-pg$version.txt

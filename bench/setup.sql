@@ -54,8 +54,9 @@ CREATE FUNCTION verdict(measure text, value float8) RETURNS text LANGUAGE sql AS
         AND t.version IN ('all', (current_setting('server_version_num')::int / 10000)::text)), '-')
 $$;
 
--- The key default of each insert-path table t_NAME, as the report names it.
+-- The key default of each insert-path table t_NAME, as the report names it (t_pgedge, pgEdge's
+-- snowflake extension, is made by bench/keys.sh where the server has it).
 CREATE FUNCTION label(name text) RETURNS text LANGUAGE sql AS $$
   SELECT CASE name WHEN 'snowflake' THEN 'snowflake_next()' WHEN 'uuid' THEN 'gen_random_uuid()'
-    WHEN 'uuidv7' THEN 'uuidv7()' ELSE name END
+    WHEN 'uuidv7' THEN 'uuidv7()' WHEN 'pgedge' THEN 'snowflake.nextval()' ELSE name END
 $$;

@@ -4,18 +4,20 @@
 #   1. call cost: CALLS calls of each candidate in one backend, in ROUNDS alternating
 #      rounds after a warm-up round, timed in the server by bench_ms() (bench/bench_ms.sql),
 #      as bench/calls.sh does: the SQL edition's snowflake_next(), the native's,
-#      gen_random_uuid(), an Instagram-style next_id() on one sequence modulo 4096, uuidv7()
-#      where the server has it, and an empty PL/pgSQL function (the floor of any call the
-#      SQL edition can make);
-#   2. single-row inserts (INSERT INTO t (payload) VALUES (1)) by pgbench -M prepared with
-#      each client count of CLIENTS, into a table keyed by the SQL edition's
-#      snowflake_next(), one keyed by bigserial, one keyed by a sequence plus an empty
-#      PL/pgSQL function (the cost of the call alone), and one keyed by a SECURITY DEFINER
-#      PL/pgSQL function that returns nextval() (the floor of any key a PL/pgSQL function
-#      mints from a sequence), in PGBENCH_ROUNDS alternating rounds of DURATION seconds,
-#      each on an emptied table after a checkpoint.
+#      gen_random_uuid(), Instagram's next_id() and a PL/pgSQL uuid_generate_v7() as
+#      published (bench/sql_edition_setup.sql), uuidv7() where the server has it, and an
+#      empty PL/pgSQL function (the floor of any call the SQL edition can make);
+#   2. and 3. single-row inserts (INSERT INTO t (payload) VALUES (1)) by pgbench -M
+#      prepared with each client count of CLIENTS into a table keyed by each of: the SQL
+#      edition's snowflake_next(), next_id(), uuid_generate_v7(), bigserial, and a SECURITY
+#      DEFINER PL/pgSQL function that returns nextval() (the floor of any key a PL/pgSQL
+#      function mints from sequences a caller may not write), in PGBENCH_ROUNDS alternating
+#      rounds of DURATION seconds, each on an emptied table after a checkpoint: first with
+#      commits that wait for no disk (fsync, full_page_writes and synchronous_commit off),
+#      then, the server restarted, with durable ones (all three on).
 # Medians and ratios of medians, the verdicts against the issue's targets (a call at most
-# 2x gen_random_uuid()'s; 8 clients inserting at least 0.9x bigserial's rows). The machine
+# 2x gen_random_uuid()'s; 8 clients inserting at least as fast as with next_id() and with
+# uuid_generate_v7(), both ways of committing). The machine
 # may be shared: the report gives the load average before and after. Prints the report
 # and writes it to bench/results/sql-edition-pgV.txt.
 # Usage: bash bench/sql_edition.sh [15|16|17|18 ...]   (15 and 18 by default; the native
@@ -27,9 +29,10 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # A call of the SQL edition costs microseconds: a tenth of bench/run.sh's calls suffices.
 CALLS=${SQL_EDITION_CALLS:-200000}
-# The cluster settings of bench/run.sh, for the same reasons (docs/performance.md, "Method").
-settings=(shared_buffers=256MB fsync=off full_page_writes=off synchronous_commit=off
-  max_wal_size=4GB checkpoint_timeout=1h autovacuum=off jit=off max_parallel_workers_per_gather=0)
+# The cluster settings of bench/run.sh, for the same reasons (docs/performance.md, "Method"),
+# with commits that wait for no disk; the durable rounds turn the three back on.
+no_disk=(fsync=off full_page_writes=off synchronous_commit=off)
+durable=(fsync=on full_page_writes=on synchronous_commit=on)
 versions=("$@")
 ((${#versions[@]})) || versions=(15 18)
 release=$SNOWFLAKE_PG_ROOT/target/sql-edition-bench
@@ -39,8 +42,9 @@ edition=$(sed -n "s/^default_version = '\(.*\)'$/\1/p" "$SNOWFLAKE_PG_ROOT/sql_e
 for version in "${versions[@]}"; do
   pg_major "$version" >/dev/null
   name=sqlbench$version results=$BENCH_DIR/results/sql-edition-pg$version.txt started=$SECONDS
-  note "$name" "starting a cluster on port $((6080 + version - 15))"
-  cluster_start "$name" "$version" $((6080 + version - 15)) "${settings[@]}"
+  port=$((6080 + version - 15))
+  note "$name" "starting a cluster on port $port"
+  cluster_start "$name" "$version" "$port" "${BENCH_SETTINGS[@]}" "${no_disk[@]}"
   trap 'cluster_stop "$name"; rm -f "$results.tmp"' EXIT
   # The peers, the samples and the verdicts of bench/run.sh; the SQL edition installed as a
   # managed service's master user would (not a superuser), into schema snowflake.
@@ -58,10 +62,10 @@ for version in "${versions[@]}"; do
       editions: "$(sql "$name" "SELECT format('snowflake_sql %s, snowflake_pg %s', snowflake.snowflake_sql_version(),
         (SELECT extversion FROM pg_extension WHERE extname = 'snowflake_pg'))")" \
       parameters: "ROUNDS=$ROUNDS SQL_EDITION_CALLS=$CALLS PGBENCH_ROUNDS=$PGBENCH_ROUNDS DURATION=$DURATION CLIENTS=\"$CLIENTS\"" \
-      settings: "${settings[*]}"
+      settings: "${BENCH_SETTINGS[*]} ${no_disk[*]}, then ${durable[*]}"
 
     candidates=(g 'plpgsql_floor()' 'snowflake.snowflake_next()' 'public.snowflake_next()'
-      'gen_random_uuid()' 'next_id_4096()')
+      'gen_random_uuid()' 'insta5.next_id()' 'uuid_generate_v7()')
     if has_uuidv7 "$name"; then candidates+=('uuidv7()'); fi
     # All rounds in one session (one backend, its caches warm, the SQL edition's slot
     # taken), after a warm-up round of a tenth of the calls; call_round rotates the list.
@@ -72,14 +76,21 @@ for version in "${versions[@]}"; do
       for ((r = 1; r <= ROUNDS; r++)); do echo "SELECT call_round($r, $CALLS, $list);"; done
     } | cluster_psql "$name" -q >/dev/null
 
-    tables=(sql_edition bigserial plpgsql_floor plpgsql_nextval)
+    tables=(sql_edition next_id uuid_generate_v7 bigserial plpgsql_nextval)
     for t in "${tables[@]}"; do echo "INSERT INTO t_$t (payload) VALUES (1);" >"$dir/insert_$t.sql"; done
-    for c in $CLIENTS; do
-      for ((r = 1; r <= PGBENCH_ROUNDS; r++)); do
-        note "$name" "single-row inserts, $c clients: round $r of $PGBENCH_ROUNDS"
-        for t in $(rotate "$r" "${tables[@]}"); do
-          sql "$name" "TRUNCATE t_$t" -c CHECKPOINT
-          sample "$name" insert "$t" "$c" "$r" "$(tps "$name" "$c" -f "$dir/insert_$t.sql" -T "$DURATION")"
+    for section in insert insert_durable; do
+      if [[ $section == insert_durable ]]; then
+        note "$name" "durable commits: the server restarted with ${durable[*]}"
+        cluster_stop "$name"
+        cluster_launch "$name" "$port" "${BENCH_SETTINGS[@]}" "${durable[@]}"
+      fi
+      for c in $CLIENTS; do
+        for ((r = 1; r <= PGBENCH_ROUNDS; r++)); do
+          note "$name" "$section, $c clients: round $r of $PGBENCH_ROUNDS"
+          for t in $(rotate "$r" "${tables[@]}"); do
+            sql "$name" "TRUNCATE t_$t" -c CHECKPOINT
+            sample "$name" "$section" "$t" "$c" "$r" "$(tps "$name" "$c" -f "$dir/insert_$t.sql" -T "$DURATION")"
+          done
         done
       done
     done

@@ -267,6 +267,12 @@ apt_install_missing() {
   printf '%s\n' "${missing[@]}"
 }
 
+# need_valgrind: exits, saying how to install it, where valgrind is missing (the
+# instruction counts of bench/profile.sh and bench/sql_edition_profile.sh).
+need_valgrind() {
+  command -v valgrind >/dev/null || { echo "valgrind is not installed: apt-get install valgrind" >&2; exit 1; }
+}
+
 # Runs a command as the postgres user when we are root, else as ourselves.
 as_pg() {
   if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
