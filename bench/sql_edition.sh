@@ -33,6 +33,10 @@ CALLS=${SQL_EDITION_CALLS:-200000}
 # with commits that wait for no disk; the durable rounds turn the three back on.
 no_disk=(fsync=off full_page_writes=off synchronous_commit=off)
 durable=(fsync=on full_page_writes=on synchronous_commit=on)
+shared=()
+for setting in "${BENCH_SETTINGS[@]}"; do
+  [[ $setting =~ ^(fsync|full_page_writes|synchronous_commit)= ]] || shared+=("$setting")
+done
 versions=("$@")
 ((${#versions[@]})) || versions=(15 18)
 release=$SNOWFLAKE_PG_ROOT/target/sql-edition-bench
@@ -44,7 +48,7 @@ for version in "${versions[@]}"; do
   name=sqlbench$version results=$BENCH_DIR/results/sql-edition-pg$version.txt started=$SECONDS
   port=$((6080 + version - 15))
   note "$name" "starting a cluster on port $port"
-  cluster_start "$name" "$version" "$port" "${BENCH_SETTINGS[@]}" "${no_disk[@]}"
+  cluster_start "$name" "$version" "$port" "${shared[@]}" "${no_disk[@]}"
   trap 'cluster_stop "$name"; rm -f "$results.tmp"' EXIT
   # The peers, the samples and the verdicts of bench/run.sh; the SQL edition installed as a
   # managed service's master user would (not a superuser), into schema snowflake.
@@ -62,7 +66,7 @@ for version in "${versions[@]}"; do
       editions: "$(sql "$name" "SELECT format('snowflake_sql %s, snowflake_pg %s', snowflake.snowflake_sql_version(),
         (SELECT extversion FROM pg_extension WHERE extname = 'snowflake_pg'))")" \
       parameters: "ROUNDS=$ROUNDS SQL_EDITION_CALLS=$CALLS PGBENCH_ROUNDS=$PGBENCH_ROUNDS DURATION=$DURATION CLIENTS=\"$CLIENTS\"" \
-      settings: "${BENCH_SETTINGS[*]} ${no_disk[*]}, then ${durable[*]}"
+      settings: "${shared[*]} ${no_disk[*]}, then ${durable[*]}"
 
     candidates=(g 'plpgsql_floor()' 'snowflake.snowflake_next()' 'public.snowflake_next()'
       'gen_random_uuid()' 'insta5.next_id()' 'uuid_generate_v7()')
@@ -82,7 +86,7 @@ for version in "${versions[@]}"; do
       if [[ $section == insert_durable ]]; then
         note "$name" "durable commits: the server restarted with ${durable[*]}"
         cluster_stop "$name"
-        cluster_launch "$name" "$port" "${BENCH_SETTINGS[@]}" "${durable[@]}"
+        cluster_launch "$name" "$port" "${shared[@]}" "${durable[@]}"
       fi
       for c in $CLIENTS; do
         for ((r = 1; r <= PGBENCH_ROUNDS; r++)); do

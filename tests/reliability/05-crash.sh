@@ -36,6 +36,13 @@ crash() { # crash MODE PORT
   killed_at=$(ms_now)
   sql "$name" "DO \$\$ BEGIN EXECUTE format('COPY (SELECT) TO PROGRAM %L',
     'kill -9 ' || pg_backend_pid()); END \$\$" >/dev/null 2>&1 && fail "the backend survived SIGKILL"
+  # A connection made before the postmaster has seen the crash succeeds, and the next one
+  # finds the server in recovery: first its word in the log, then a connection.
+  local i
+  for ((i = 0; i < 1000; i++)); do
+    grep -q "terminated by signal 9" "$CLUSTERS_DIR/$name/server.log" && break
+    sleep 0.01
+  done
   until sql "$name" "SELECT" >/dev/null 2>&1; do sleep 0.01; done
   local restart_ms=$(($(ms_now) - killed_at))
   wait || true # the idle session ended in the crash
