@@ -51,16 +51,16 @@ changelog_section() {
 }
 
 machine() {
-  local cargo_bin=${CARGO_HOME:-$HOME/.cargo}/bin installer
+  local cargo_bin=${CARGO_HOME:-$HOME/.cargo}/bin
   apt_install_missing ca-certificates curl gcc >/dev/null
-  if ! PATH=$cargo_bin:$PATH rust_new_enough; then
-    say "Rust from rustup (stable, minimal profile, clippy and rustfmt)"
-    installer=$(mktemp)
-    curl --proto '=https' --tlsv1.2 --fail --silent --show-error https://sh.rustup.rs -o "$installer"
-    sh "$installer" -y --quiet --no-modify-path --profile minimal --component clippy,rustfmt --default-toolchain stable
-    rm -f "$installer"
-  fi
   PATH=$cargo_bin:$PATH
+  if ! rust_new_enough; then
+    # The runners have rustup; a machine without it is told what it lacks.
+    command -v rustup >/dev/null || fail "Rust $RUST_MIN_VERSION or later is needed, and rustup to install it"
+    say "Rust from rustup (stable, minimal profile, clippy and rustfmt)"
+    rustup toolchain install stable --profile minimal --component clippy,rustfmt
+    rustup default stable
+  fi
   rust_new_enough || fail "rustup's stable is $(rustc --version): older than $RUST_MIN_VERSION, which pgrx $PGRX_VERSION needs"
   # Each step of a workflow is a shell of its own: GITHUB_PATH is how PATH carries over.
   if [[ -n ${GITHUB_PATH:-} ]]; then echo "$cargo_bin" >>"$GITHUB_PATH"; fi

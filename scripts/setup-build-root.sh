@@ -89,7 +89,7 @@ root_install postgresql-19/experimental postgresql-client-19/experimental libpq5
 
 # The host's cargo-pgrx (scripts/setup.sh installs it, of the pgrx the extension uses),
 # built on Debian 12: the libraries it links, libc and libssl3, are in sid too, so it runs
-# in the root; told of PostgreSQL 19 there (in the root's /root/.pgrx).
+# in the root; told of PostgreSQL 19 there (in the .pgrx of the root's home directory).
 cargo_pgrx=$(command -v cargo-pgrx) ||
   { echo "no cargo-pgrx on this machine: run scripts/setup.sh first" >&2; exit 1; }
 [[ $("$cargo_pgrx" pgrx --version) == "cargo-pgrx $PGRX_VERSION" ]] ||
