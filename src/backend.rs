@@ -187,9 +187,11 @@ impl Backend {
         // Read the clock only now that this process holds its slot: its first id then
         // falls after every id of the slot's previous holder, which waited at exit. With
         // preload, also after the last tick that holder recorded, whatever the clock did.
+        // On a server upgraded from 0.3.0, also after every tick minted in 0.3.0's order.
+        let reordered = settings::reordered_tick(&fixed)?;
         let (start, wait) = slot_marks::start_of(
             clock.now(),
-            mark,
+            mark.max(reordered.map(|tick| tick - 1)),
             clock.unit.ticks_of_ms(settings::max_lead_ms()),
             clock.unit.ticks_of_ms(hwm::lead_waited_out_ms()),
         );

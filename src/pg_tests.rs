@@ -39,6 +39,27 @@ mod tests {
         assert_eq!((node, worker_high), (Some(3), Some(3)));
     }
 
+    /// Ids of one backend minted a few microseconds apart: the sequence follows the clock
+    /// inside the ms, so each new ms starts near the clock's fraction of it, not at 0.
+    #[pg_test]
+    fn the_sequence_follows_the_clock_inside_the_millisecond() {
+        let (follows, ids) = Spi::get_two::<bool, i64>(
+            "WITH minted AS (
+               SELECT n, snowflake_next() AS id, clock_timestamp() AS after
+                 FROM generate_series(1, 2000) n, LATERAL pg_sleep(0.0003) pause)
+             SELECT bool_and(p.ts < date_trunc('milliseconds', after)
+                             -- clock_timestamp() has microseconds: up to one more of them.
+                             OR p.sequence <= (extract(microseconds FROM after)::bigint % 1000 + 1) * 4096 / 1000),
+                    count(*) FILTER (WHERE p.sequence > 0)
+               FROM minted, LATERAL snowflake_parse(id) p",
+        )
+        .unwrap();
+        assert_eq!(follows, Some(true));
+        // Sleeping 0.3 ms between calls, each call finds the clock ahead of the last
+        // sequence: only a call in the first 0.25 us of a ms gets sequence 0.
+        assert!(ids.unwrap() > 1900, "{ids:?}");
+    }
+
     #[pg_test(error = "invalid value for parameter \"snowflake.node_id\": 4")]
     fn a_node_id_beyond_the_node_bits_is_refused_by_set() {
         Spi::run("SET snowflake.node_id = 4").unwrap();
@@ -99,7 +120,7 @@ mod tests {
         );
         assert_eq!(same, Ok(Some(true)));
         let parts = Spi::get_two::<i32, i32>(
-            "SELECT worker_id, sequence FROM snowflake_parse((5::bigint << 22) | (1023 << 12) | 4095)",
+            "SELECT worker_id, sequence FROM snowflake_parse((5::bigint << 22) | (4095 << 10) | 1023)",
         );
         assert_eq!(parts, Ok((Some(1023), Some(4095))));
     }
@@ -192,7 +213,7 @@ mod tests {
         let layout = Spi::get_one::<String>("SELECT snowflake_layout()");
         assert_eq!(
             layout,
-            Ok(Some("time:41, node:2, slot:8, sequence:12".into()))
+            Ok(Some("time:41, sequence:12, node:2, slot:8".into()))
         );
     }
 
@@ -222,6 +243,7 @@ mod tests {
     fn compose_inverts_parse_under_every_preset() {
         for preset in [
             "default",
+            "worker-first",
             "js53",
             "twitter",
             "discord",
@@ -339,7 +361,7 @@ mod tests {
         let layout = Spi::get_one::<String>("SELECT layout FROM snowflake_status").unwrap();
         assert_eq!(
             layout.as_deref(),
-            Some("time:41, node:2, slot:8, sequence:12")
+            Some("time:41, sequence:12, node:2, slot:8")
         );
     }
 

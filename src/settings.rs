@@ -14,7 +14,7 @@ use snowflake_core::clock::unix_now_ms;
 use snowflake_core::layout::{Layout, LayoutError, NodeBitsFrom};
 use snowflake_core::report::{Report, Reported, SqlState};
 use snowflake_core::server::{server_layout, Fixed, DEFAULT_NODE_BITS};
-use snowflake_core::time::Epoch;
+use snowflake_core::time::{self, Epoch};
 use std::cell::Cell;
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -26,6 +26,7 @@ const EPOCH_NAME: &CStr = c"snowflake.epoch";
 const LAYOUT_NAME: &CStr = c"snowflake.layout";
 const MAX_LEAD_NAME: &CStr = c"snowflake.max_lead_ms";
 const NODE_SOURCE_NAME: &CStr = c"snowflake.node_source";
+const REORDERED_AT_NAME: &CStr = c"snowflake.reordered_at";
 
 const DEFAULT_EPOCH: &CStr = c"2020-01-01 00:00:00+00";
 /// A second: absorbs a leap second stepped back, and is the longest a backend that ran
@@ -40,6 +41,8 @@ static EPOCH: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(S
 static LAYOUT: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c""));
 static MAX_LEAD_MS: GucSetting<i32> = GucSetting::<i32>::new(DEFAULT_MAX_LEAD_MS);
 static NODE_SOURCE: GucSetting<NodeSource> = GucSetting::<NodeSource>::new(NodeSource::Setting);
+/// Empty: every id is in the layout's order (a server that never ran 0.3.0 or earlier).
+static REORDERED_AT: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c""));
 
 /// Where a server's node id comes from.
 #[derive(Clone, Copy, PartialEq, Eq, PostgresGucEnum)]
@@ -231,6 +234,16 @@ pub fn register() {
         MAX_MAX_LEAD_MS,
         GucContext::Sighup,
         GucFlags::UNIT_MS,
+    );
+    // Not restart-only: a stock server, which cannot have restart-only settings, needs
+    // it as much as a preloading one. Checked where it is read (`reordered_tick`).
+    GucRegistry::define_string_guc(
+        REORDERED_AT_NAME,
+        c"On a server upgraded from snowflake_pg 0.3.0 or earlier: when it restarted into 0.4.0's field order.",
+        c"Ids of earlier ticks parse in 0.3.0's order (the sequence below the node and slot); none is minted before it. Empty: every id is in the layout's order.",
+        &REORDERED_AT,
+        GucContext::Sighup,
+        GucFlags::default(),
     );
     DEFINING.store(false, Ordering::Relaxed);
 
@@ -495,6 +508,17 @@ fn text_of(setting: &GucSetting<Option<CString>>) -> String {
         .get()
         .map(|text| text.to_string_lossy().into_owned())
         .unwrap_or_default()
+}
+
+/// The tick of `snowflake.reordered_at` (`time::reordered_tick`), read when a backend
+/// starts minting and by `snowflake_parse`: it may change at a reload.
+pub fn reordered_tick(fixed: &Fixed) -> Result<Option<i64>, Error> {
+    Ok(time::reordered_tick(
+        &text_of(&REORDERED_AT),
+        fixed.epoch,
+        fixed.layout.unit(),
+        unix_now_ms(),
+    )?)
 }
 
 /// What decides this server's node id, read on every call: `snowflake.node_id`, or

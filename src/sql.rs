@@ -9,9 +9,9 @@ use pgrx::prelude::*;
 use snowflake_core::clock::unix_now_ms;
 use snowflake_core::layout::{Layout, LayoutError, Parts};
 use snowflake_core::report::{Report, Reported, SqlState};
-use snowflake_core::spec;
 use snowflake_core::text_form::{self, Form};
 use snowflake_core::time::{Epoch, TimeError};
+use snowflake_core::{server, spec};
 
 /// A call the SQL functions refuse themselves.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,8 +118,10 @@ fn snowflake_parse(
     id: i64,
     fcinfo: pg_sys::FunctionCallInfo,
 ) -> pgrx::composite_type!('static, "snowflake_parts") {
-    let (layout, epoch) = server_layout();
-    parts_row(id, &layout, epoch, fcinfo)
+    let fixed = or_raise(settings::fixed());
+    let reordered = or_raise(settings::reordered_tick(&fixed));
+    let parts = or_raise(server::parts_of(&fixed.layout, reordered, id));
+    parts_row(id, parts, &fixed.layout, fixed.epoch, fcinfo)
 }
 
 /// The parts of an id of another layout: a preset (`discord`, `sonyflake`, ...) or a spec,
@@ -131,7 +133,7 @@ fn snowflake_parse_as(
     fcinfo: pg_sys::FunctionCallInfo,
 ) -> pgrx::composite_type!('static, "snowflake_parts") {
     let (layout, epoch) = or_raise(layout_of(layout));
-    parts_row(id, &layout, epoch, fcinfo)
+    parts_row(id, or_raise(layout.decompose(id)), &layout, epoch, fcinfo)
 }
 
 /// The id of the given parts: the exact inverse of `snowflake_parse`. The layout is the
@@ -188,13 +190,14 @@ fn layout_of(text: &str) -> Result<(Layout, Epoch), Error> {
     Ok((spec.layout, epoch))
 }
 
+/// The row of `parts`, the parts of `id`.
 fn parts_row(
     id: i64,
+    parts: Parts,
     layout: &Layout,
     epoch: Epoch,
     fcinfo: pg_sys::FunctionCallInfo,
 ) -> PgHeapTuple<'static, pgrx::AllocatedByRust> {
-    let parts = or_raise(layout.decompose(id));
     let ts = epoch
         .pg_micros_of(parts.ticks, layout.unit())
         .and_then(|micros| TimestampWithTimeZone::try_from(micros).ok())

@@ -1,7 +1,7 @@
 //! The real clock: the system's wall clock (`CLOCK_REALTIME`, read through the vDSO), in
-//! ticks of the layout's unit since the snowflake epoch.
+//! ticks of the layout's unit since the snowflake epoch, and how far into the tick.
 
-use crate::generator::Clock;
+use crate::generator::{Clock, Reading};
 use crate::layout::Unit;
 use std::time::Duration;
 
@@ -11,18 +11,31 @@ pub struct SystemClock {
     pub unit: Unit,
 }
 
-/// Milliseconds since 1970-01-01 UTC, negative before it. Read with `clock_gettime`
-/// directly: `SystemTime` arithmetic (checked subtraction, 128-bit millis) cost a third
-/// again as much as the clock read itself on every `snowflake_next()`.
+const NS_PER_MS: i64 = 1_000_000;
+
+/// The wall clock since 1970-01-01 UTC: whole ms (negative before 1970), and the ns into
+/// the last of them. Read with `clock_gettime` directly: `SystemTime` arithmetic (checked
+/// subtraction, 128-bit millis) cost a third again as much as the clock read itself on
+/// every `snowflake_next()`.
 #[inline]
-pub fn unix_now_ms() -> i64 {
+fn unix_now() -> (i64, i64) {
     let mut now = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: writes the current time into `now`; CLOCK_REALTIME always exists.
     unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut now) };
-    now.tv_sec * 1000 + now.tv_nsec / 1_000_000
+    let ms_of_second = now.tv_nsec / NS_PER_MS;
+    (
+        now.tv_sec * 1000 + ms_of_second,
+        now.tv_nsec - ms_of_second * NS_PER_MS,
+    )
+}
+
+/// Milliseconds since 1970-01-01 UTC, negative before it.
+#[inline]
+pub fn unix_now_ms() -> i64 {
+    unix_now().0
 }
 
 impl SystemClock {
@@ -36,12 +49,33 @@ impl SystemClock {
     pub fn unix_ms_of_tick_end(&self, tick: i64) -> i64 {
         (tick + 1) * self.unit.ms() - 1 + self.epoch_unix_ms
     }
+
+    /// The reading of the time `ns_of_ms` ns past `unix_ms`. Each arm divides by a constant
+    /// (a multiplication): this runs on every call.
+    #[inline]
+    fn reading_at(&self, unix_ms: i64, ns_of_ms: i64) -> Reading {
+        let ms = unix_ms - self.epoch_unix_ms;
+        let tick = self.unit.ticks_of_ms(ms);
+        let ns_of_tick = (ms - tick * self.unit.ms()) * NS_PER_MS + ns_of_ms;
+        // Below 10^9 ns: shifted by 32 it stays within a u64.
+        let scaled = (ns_of_tick as u64) << 32;
+        let fraction = match self.unit {
+            Unit::Ms => scaled / 1_000_000,
+            Unit::TenMs => scaled / 10_000_000,
+            Unit::Second => scaled / 1_000_000_000,
+        };
+        Reading {
+            tick,
+            fraction: fraction as u32,
+        }
+    }
 }
 
 impl Clock for SystemClock {
     #[inline]
-    fn now(&self) -> i64 {
-        self.tick_of_unix_ms(unix_now_ms())
+    fn read(&self) -> Reading {
+        let (unix_ms, ns_of_ms) = unix_now();
+        self.reading_at(unix_ms, ns_of_ms)
     }
 
     fn sleep(&self, ticks: i64) {
@@ -51,5 +85,57 @@ impl Clock for SystemClock {
 
     fn unit(&self) -> Unit {
         self.unit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clock(unit: Unit) -> SystemClock {
+        SystemClock {
+            epoch_unix_ms: 1_577_836_800_000,
+            unit,
+        }
+    }
+
+    #[test]
+    fn a_reading_splits_the_time_into_the_tick_and_the_fraction_of_it() {
+        let epoch = 1_577_836_800_000;
+        let ms = clock(Unit::Ms);
+        assert_eq!(
+            ms.reading_at(epoch + 7, 0),
+            Reading {
+                tick: 7,
+                fraction: 0
+            }
+        );
+        assert_eq!(ms.reading_at(epoch + 7, 500_000).fraction, 1 << 31);
+        assert_eq!(ms.reading_at(epoch + 7, 999_999).fraction, u32::MAX - 4294);
+        let ten = clock(Unit::TenMs);
+        assert_eq!(
+            ten.reading_at(epoch + 25, 0),
+            Reading {
+                tick: 2,
+                fraction: 1 << 31
+            }
+        );
+        assert_eq!(ten.reading_at(epoch - 1, 0).tick, -1);
+        assert_eq!(
+            ten.reading_at(epoch - 1, 0).fraction,
+            (9u64 * (1 << 32) / 10) as u32
+        );
+        let second = clock(Unit::Second);
+        let last_ns = second.reading_at(epoch + 999, 999_999);
+        assert_eq!(last_ns.tick, 0);
+        assert_eq!(last_ns.fraction, u32::MAX - 4);
+    }
+
+    #[test]
+    fn the_real_clock_reads_within_a_tick() {
+        let ms = clock(Unit::Ms);
+        let before = unix_now_ms() - ms.epoch_unix_ms;
+        let reading = ms.read();
+        assert!(reading.tick >= before && reading.tick <= unix_now_ms() - ms.epoch_unix_ms);
     }
 }

@@ -1,11 +1,13 @@
 //! A clock for the tests: it moves only when told to, or when slept on.
 
-use crate::generator::Clock;
+use crate::generator::{Clock, Reading};
 use crate::layout::Unit;
 use std::cell::Cell;
 
 pub struct FakeClock {
     now: Cell<i64>,
+    /// How far into the tick, in 2^-32 of a tick; a sleep starts the tick over.
+    fraction: Cell<u32>,
     pub slept: Cell<i64>,
     unit: Unit,
 }
@@ -17,6 +19,7 @@ impl FakeClock {
     pub fn ticking(now: i64, unit: Unit) -> FakeClock {
         FakeClock {
             now: Cell::new(now),
+            fraction: Cell::new(0),
             slept: Cell::new(0),
             unit,
         }
@@ -27,16 +30,23 @@ impl FakeClock {
     pub fn advance(&self, ms: i64) {
         self.now.set(self.now.get() + ms);
     }
+    pub fn set_fraction(&self, fraction: u32) {
+        self.fraction.set(fraction);
+    }
 }
 
 impl Clock for FakeClock {
-    fn now(&self) -> i64 {
-        self.now.get()
+    fn read(&self) -> Reading {
+        Reading {
+            tick: self.now.get(),
+            fraction: self.fraction.get(),
+        }
     }
     fn sleep(&self, ticks: i64) {
         assert!(ticks > 0, "sleeps must make progress");
         self.slept.set(self.slept.get() + ticks);
         self.advance(ticks);
+        self.fraction.set(0);
     }
     fn unit(&self) -> Unit {
         self.unit

@@ -5,7 +5,7 @@
 //! the epoch, so ids sort by time and the floor of a tick is `tick << time shift`. Then
 //! `node`, `slot` and `sequence` in the layout's order, and `gene` last when present. A
 //! field a layout leaves out has no bits, and its value is 0. `spec.rs` reads layouts
-//! from text; the default one is `time:41, node:2, slot:8, sequence:12`.
+//! from text; the default one is `time:41, sequence:12, node:2, slot:8`.
 
 use crate::report::{Report, Reported, SqlState};
 
@@ -68,7 +68,7 @@ pub enum LayoutError {
 }
 
 /// How to write a layout, for the detail of every layout error.
-const LAYOUT_SYNTAX: &str = "Name the fields from the high end down, each with its width in bits, such as 'time:41, node:2, slot:8, sequence:12' (time first, with an optional unit 1ms, 10ms or 1s: 'time:37/10ms'; gene last), or a preset: default, js53, twitter, discord, instagram, sonyflake.";
+const LAYOUT_SYNTAX: &str = "Name the fields from the high end down, each with its width in bits, such as 'time:41, sequence:12, node:2, slot:8' (time first, with an optional unit 1ms, 10ms or 1s: 'time:37/10ms'; gene last), or a preset: default, worker-first, js53, twitter, discord, instagram, sonyflake.";
 
 /// The range of node ids `node_bits` give, for details.
 fn node_id_range(node_bits: u32) -> i64 {
@@ -156,7 +156,7 @@ impl Reported for LayoutError {
                 ObjectNotInPrerequisiteState,
                 "this server's layout has no gene bits",
             )
-            .hint("Give snowflake.layout a gene field, such as 'time:41, node:2, slot:8, sequence:8, gene:4' (needs a restart), or call snowflake_next() without a gene."),
+            .hint("Give snowflake.layout a gene field, such as 'time:41, sequence:8, node:2, slot:8, gene:4' (needs a restart), or call snowflake_next() without a gene."),
             LayoutError::NegativeId(id) => Report::new(
                 NumericValueOutOfRange,
                 format!("snowflake id {id} is negative"),
@@ -326,15 +326,15 @@ impl Layout {
         layout
     }
 
-    /// `time:41, node:N, slot:10-N, sequence:12`: the layout of `snowflake.node_bits = N`.
+    /// `time:41, sequence:12, node:N, slot:10-N`: the layout of `snowflake.node_bits = N`.
     pub fn from_node_bits(node_bits: i64) -> Result<Layout, LayoutError> {
         match u32::try_from(node_bits) {
             Ok(node_bits) if node_bits <= WORKER_BITS => Ok(Layout::new(
                 &[
                     (Field::Time, 41),
+                    (Field::Sequence, 12),
                     (Field::Node, node_bits),
                     (Field::Slot, WORKER_BITS - node_bits),
-                    (Field::Sequence, 12),
                 ],
                 Unit::Ms,
             )),
@@ -344,6 +344,32 @@ impl Layout {
 
     fn slice(&self, field: Field) -> Slice {
         self.slices[field as usize]
+    }
+
+    /// Whether the sequence sits right below the time, above the node and slot: then a
+    /// generator's sequence follows the clock inside the tick (`generator.rs`), and the ids
+    /// of every backend sort by their minting time below the tick, as a B-tree's rightmost
+    /// page wants them. With the node and slot above it, each backend's ids of one tick
+    /// are a block of their own, and the sequence restarts at 0 each tick.
+    pub fn sequence_follows_clock(&self) -> bool {
+        self.len > 1 && self.order[1] == Field::Sequence && self.bits(Field::Sequence) > 0
+    }
+
+    /// The same fields in 0.3.0's order, the sequence below the node and slot (above the
+    /// gene): the order in which a server upgraded from 0.3.0 minted its ids of the default
+    /// layouts, which `snowflake.reordered_at` parses them in. Other layouts stay as they are.
+    pub fn worker_first(&self) -> Layout {
+        if !self.sequence_follows_clock() {
+            return *self;
+        }
+        let fields: Vec<(Field, u32)> = self.order[..self.len]
+            .iter()
+            .filter(|&&field| field != Field::Sequence && field != Field::Gene)
+            .chain([&Field::Sequence])
+            .chain(self.order[..self.len].iter().filter(|&&f| f == Field::Gene))
+            .map(|&field| (field, self.bits(field)))
+            .collect();
+        Layout::new(&fields, self.unit)
     }
 
     pub fn bits(&self, field: Field) -> u32 {
@@ -528,7 +554,8 @@ mod tests {
     #[test]
     fn the_default_layout_numbers_256_slots_on_4_nodes() {
         let layout = default_layout();
-        assert_eq!(layout.to_string(), "time:41, node:2, slot:8, sequence:12");
+        assert_eq!(layout.to_string(), "time:41, sequence:12, node:2, slot:8");
+        assert!(layout.sequence_follows_clock());
         assert!(layout.fits_node_id(3));
         assert!(!layout.fits_node_id(4));
         assert!(!layout.fits_node_id(-1));
@@ -568,12 +595,68 @@ mod tests {
     #[test]
     fn node_bits_zero_and_ten_leave_all_worker_bits_to_one_side() {
         let all_slots = Layout::from_node_bits(0).unwrap();
-        assert_eq!(all_slots.worker_bits(0, 1023), 1023 << 12);
-        assert_eq!(all_slots.decompose(1023 << 12).unwrap().backend_slot, 1023);
+        assert_eq!(all_slots.worker_bits(0, 1023), 1023);
+        assert_eq!(all_slots.decompose(1023).unwrap().backend_slot, 1023);
         let all_nodes = Layout::from_node_bits(10).unwrap();
-        assert_eq!(all_nodes.worker_bits(1023, 0), 1023 << 12);
-        assert_eq!(all_nodes.decompose(1023 << 12).unwrap().node_id, 1023);
+        assert_eq!(all_nodes.worker_bits(1023, 0), 1023);
+        assert_eq!(all_nodes.decompose(1023).unwrap().node_id, 1023);
         assert_eq!(all_nodes.slot_count(), 1);
+    }
+
+    #[test]
+    fn the_sequence_follows_the_clock_only_right_below_the_time() {
+        for (text, follows) in [
+            ("default", true),
+            ("js53", true),
+            ("sonyflake", true),
+            ("worker-first", false),
+            ("twitter", false),
+            ("instagram", false),
+            ("time:41, node:2, sequence:12, slot:8", false),
+            ("time:53, sequence:0, node:2, slot:8", false),
+            ("time:63", false),
+        ] {
+            let layout = spec::parse(text).unwrap().layout;
+            assert_eq!(layout.sequence_follows_clock(), follows, "{text}");
+        }
+    }
+
+    #[test]
+    fn worker_first_moves_the_sequence_below_the_node_and_slot_and_above_the_gene() {
+        let worker_first =
+            |text: &str| spec::parse(text).unwrap().layout.worker_first().to_string();
+        assert_eq!(
+            worker_first("default"),
+            "time:41, node:2, slot:8, sequence:12"
+        );
+        assert_eq!(
+            worker_first("js53"),
+            "time:37/10ms, node:2, slot:8, sequence:6"
+        );
+        assert_eq!(
+            worker_first("time:41, sequence:8, node:2, slot:8, gene:4"),
+            "time:41, node:2, slot:8, sequence:8, gene:4"
+        );
+        assert_eq!(
+            worker_first("worker-first"),
+            "time:41, node:2, slot:8, sequence:12"
+        );
+        assert_eq!(worker_first("instagram"), "time:40, node:13, sequence:10");
+        // Both orders share the time field: floors and times of ids agree.
+        let layout = default_layout();
+        let parts = Parts {
+            ticks: 77,
+            node_id: 2,
+            backend_slot: 200,
+            worker_id: 2 << 8 | 200,
+            sequence: 4000,
+            gene: 0,
+        };
+        let old = layout.worker_first();
+        let old_id = old.compose(&parts).unwrap();
+        assert_eq!(old.decompose(old_id), Ok(parts));
+        assert_eq!(layout.decompose(old_id).unwrap().ticks, 77);
+        assert_eq!(layout.floor(77), old.floor(77));
     }
 
     #[test]

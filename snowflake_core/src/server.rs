@@ -3,7 +3,7 @@
 //! text, and the checks of a node id and of the server's backend slots against it.
 
 use crate::clock::SystemClock;
-use crate::layout::{Field, Layout, LayoutError, NodeBitsFrom, MAX_SLOT_BITS};
+use crate::layout::{Field, Layout, LayoutError, NodeBitsFrom, Parts, MAX_SLOT_BITS};
 use crate::slot_marks::SlotsFull;
 use crate::spec;
 use crate::time::Epoch;
@@ -70,6 +70,22 @@ impl Fixed {
     }
 }
 
+/// The parts of an id of a server whose layout is `layout`: on a server upgraded from
+/// 0.3.0, the ids of ticks before `reordered_tick` (`time::reordered_tick`) were minted in
+/// the worker-first order of the same fields. Both orders share the time field, so the
+/// tick tells which order an id has.
+pub fn parts_of(
+    layout: &Layout,
+    reordered_tick: Option<i64>,
+    id: i64,
+) -> Result<Parts, LayoutError> {
+    let parts = layout.decompose(id)?;
+    match reordered_tick {
+        Some(tick) if parts.ticks < tick => layout.worker_first().decompose(id),
+        _ => Ok(parts),
+    }
+}
+
 /// The server's layout from the text of `snowflake.layout` and, when the configuration
 /// gives it, `snowflake.node_bits`. An empty layout is the default one with those node bits
 /// (or the default's two); any other must be a layout with no epoch of its own, at most
@@ -133,10 +149,10 @@ mod tests {
     #[test]
     fn an_empty_layout_is_the_default_with_the_node_bits_given() {
         let (layout, from) = server_layout(" ", None).unwrap();
-        assert_eq!(layout.to_string(), "time:41, node:2, slot:8, sequence:12");
+        assert_eq!(layout.to_string(), "time:41, sequence:12, node:2, slot:8");
         assert_eq!(from, NodeBitsFrom::NodeBits);
         let (layout, _) = server_layout("", Some(5)).unwrap();
-        assert_eq!(layout.to_string(), "time:41, node:5, slot:5, sequence:12");
+        assert_eq!(layout.to_string(), "time:41, sequence:12, node:5, slot:5");
         assert_eq!(
             server_layout("", Some(11)),
             Err(LayoutError::NodeBitsOutOfRange(11))
@@ -168,7 +184,7 @@ mod tests {
     #[test]
     fn equal_layouts_compare_equal_whichever_setting_gave_them() {
         let from_node_bits = fixed("", Some(2)).layout;
-        let from_text = fixed("time:41, node:2, slot:8, sequence:12", None).layout;
+        let from_text = fixed("time:41, sequence:12, node:2, slot:8", None).layout;
         assert_eq!(from_node_bits, from_text);
     }
 
@@ -196,6 +212,30 @@ mod tests {
             by_layout.check_slots(65).unwrap_err().report().message,
             "this server has 65 backend slots, more than the 64 that the 6 slot bits of snowflake.layout number"
         );
+    }
+
+    #[test]
+    fn ids_before_the_reordering_parse_in_the_worker_first_order() {
+        let layout = fixed("", None).layout;
+        let parts = |ticks, sequence| Parts {
+            ticks,
+            node_id: 1,
+            backend_slot: 17,
+            worker_id: 1 << 8 | 17,
+            sequence,
+            gene: 0,
+        };
+        let old_id = layout.worker_first().compose(&parts(99, 5)).unwrap();
+        let new_id = layout.compose(&parts(100, 5)).unwrap();
+        assert!(old_id < new_id);
+        assert_eq!(parts_of(&layout, Some(100), old_id), Ok(parts(99, 5)));
+        assert_eq!(parts_of(&layout, Some(100), new_id), Ok(parts(100, 5)));
+        assert_eq!(parts_of(&layout, None, new_id), Ok(parts(100, 5)));
+        // Without the setting, an old id keeps its time but not its other parts.
+        let misread = parts_of(&layout, None, old_id).unwrap();
+        assert_eq!(misread.ticks, 99);
+        assert_ne!(misread, parts(99, 5));
+        assert!(parts_of(&layout, Some(100), -1).is_err());
     }
 
     #[test]

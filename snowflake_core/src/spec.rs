@@ -1,17 +1,21 @@
 //! Layouts from text: a preset name, or a spec naming the fields from the high end down,
-//! such as `time:41, node:2, slot:8, sequence:12` or `time:37/10ms, node:2, slot:8,
-//! sequence:6`. In a per-call layout an `epoch:<ISO 8601>` entry may follow the fields.
+//! such as `time:41, sequence:12, node:2, slot:8` or `time:37/10ms, sequence:6, node:2,
+//! slot:8`. In a per-call layout an `epoch:<ISO 8601>` entry may follow the fields.
 
 use crate::layout::{Field, Layout, LayoutError, Unit, MAX_FIELD_BITS};
 
 /// The presets: ours, and those of other systems, with their epochs, for parsing their ids.
 /// Where another system's time field is wider than ours, its top bits are 0 until the
 /// dates given: Discord's 42 bits until 2084, Instagram's 41 (the sign bit included) until 2046.
-pub const PRESETS: [(&str, &str); 6] = [
-    ("default", "time:41, node:2, slot:8, sequence:12"),
+pub const PRESETS: [(&str, &str); 7] = [
+    // The sequence right below the time, following the clock inside the ms: the ids of
+    // every backend sort by their minting time (`generator.rs`).
+    ("default", "time:41, sequence:12, node:2, slot:8"),
+    // 0.3.0's default, in Twitter's field order: each backend's ids of one ms are a block.
+    ("worker-first", "time:41, node:2, slot:8, sequence:12"),
     // Every id at most 2^53 - 1 until 2063 with the default epoch (2^37 ticks of 10 ms
     // are 43.5 years); 256 slots on 4 nodes; 64 ids per 10 ms per backend.
-    ("js53", "time:37/10ms, node:2, slot:8, sequence:6"),
+    ("js53", "time:37/10ms, sequence:6, node:2, slot:8"),
     // Datacenter and worker.
     (
         "twitter",

@@ -38,6 +38,12 @@ pub enum TimeError {
     },
     /// The epoch lies where a timestamptz cannot show it.
     EpochOutOfRange,
+    InvalidReorderedAt {
+        value: String,
+    },
+    ReorderedAtInFuture {
+        value: String,
+    },
 }
 
 impl Reported for TimeError {
@@ -73,6 +79,16 @@ impl Reported for TimeError {
             TimeError::EpochOutOfRange => {
                 Report::new(DatetimeFieldOverflow, "the epoch is out of range")
             }
+            TimeError::InvalidReorderedAt { value } => Report::new(
+                InvalidParameterValue,
+                format!("invalid value for snowflake.reordered_at: \"{value}\""),
+            )
+            .detail("Write the time this server restarted into snowflake_pg 0.4.0 as an ISO 8601 time, such as '2026-12-01 06:00:00+00', no earlier than snowflake.epoch; or leave it empty."),
+            TimeError::ReorderedAtInFuture { value } => Report::new(
+                InvalidParameterValue,
+                format!("snowflake.reordered_at \"{value}\" is in the future"),
+            )
+            .hint("Set it to the time this server restarted into snowflake_pg 0.4.0: no id is minted before it."),
         }
     }
 }
@@ -143,6 +159,32 @@ impl Epoch {
     }
 }
 
+/// `snowflake.reordered_at`, on a server upgraded from 0.3.0 or earlier: the tick from
+/// which its ids are in its layout's order; those of earlier ticks were minted in 0.3.0's
+/// (`Layout::worker_first`). `None` when empty: every id is in the layout's order. In the
+/// past as of `now_unix_ms`, so that a server never mints before it.
+pub fn reordered_tick(
+    value: &str,
+    epoch: Epoch,
+    unit: Unit,
+    now_unix_ms: i64,
+) -> Result<Option<i64>, TimeError> {
+    if value.trim().is_empty() {
+        return Ok(None);
+    }
+    let unix_ms = parse_utc_ms(value.trim())
+        .filter(|&unix_ms| unix_ms >= epoch.unix_ms)
+        .ok_or_else(|| TimeError::InvalidReorderedAt {
+            value: value.into(),
+        })?;
+    if unix_ms > now_unix_ms {
+        return Err(TimeError::ReorderedAtInFuture {
+            value: value.into(),
+        });
+    }
+    Ok(Some(unit.ticks_of_ms(unix_ms - epoch.unix_ms)))
+}
+
 impl std::fmt::Display for Epoch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&format_unix_ms(self.unix_ms))
@@ -190,6 +232,36 @@ mod tests {
 
     fn epoch_2020() -> Epoch {
         Epoch::parse("2020-01-01 00:00:00+00", NOW).unwrap()
+    }
+
+    #[test]
+    fn reordered_at_is_a_past_tick_from_the_epoch_or_nothing() {
+        let tick = |value: &str, unit| reordered_tick(value, epoch_2020(), unit, NOW);
+        assert_eq!(tick("", Unit::Ms), Ok(None));
+        assert_eq!(tick("  ", Unit::Ms), Ok(None));
+        assert_eq!(tick("2020-01-01 00:00:01.5+00", Unit::Ms), Ok(Some(1_500)));
+        assert_eq!(tick("2020-01-01T00:00:01.5Z", Unit::TenMs), Ok(Some(150)));
+        assert_eq!(tick("2020-01-01", Unit::Second), Ok(Some(0)));
+        for bad in ["yesterday", "2019-12-31 23:59:59+00", "2020-13-01"] {
+            assert_eq!(
+                tick(bad, Unit::Ms),
+                Err(TimeError::InvalidReorderedAt { value: bad.into() })
+            );
+        }
+        assert_eq!(
+            tick("2099-01-01", Unit::Ms),
+            Err(TimeError::ReorderedAtInFuture {
+                value: "2099-01-01".into()
+            })
+        );
+        let report = TimeError::ReorderedAtInFuture {
+            value: "2099-01-01".into(),
+        }
+        .report();
+        assert_eq!(
+            report.message,
+            "snowflake.reordered_at \"2099-01-01\" is in the future"
+        );
     }
 
     #[test]

@@ -53,6 +53,24 @@ restart_with "$name" "snowflake.epoch='2021-01-01'"
 expect_error "$name" "SELECT snowflake_next()" \
   'snowflake.epoch = "2021-01-01" is set, but snowflake_pg is not in shared_preload_libraries.*HINT:  .*add snowflake_pg to shared_preload_libraries'
 
+# snowflake.reordered_at on a stock server, from the configuration file at a reload: ids of
+# earlier ticks parse in the worker-first order, later ones in the layout's; a backend that
+# starts minting after it was set mints nothing before it. A value that is no time, or a
+# time in the future, is refused by the calls that read it, naming the setting.
+name=settings$version-reordered-at
+restart_with "$name"
+sql "$name" "CREATE TABLE old AS SELECT snowflake_compose(now() - interval '1 minute', 1, 200, 4000, 0, 'worker-first') AS id"
+reload_setting "$name" snowflake.reordered_at "$(date -u '+%Y-%m-%d %H:%M:%S+00')"
+parts=$(sql "$name" "SELECT concat_ws(' ', p.node_id, p.backend_slot, p.sequence, n.id > o.id, (snowflake_parse(n.id)).sequence = (snowflake_parse(n.id, 'default')).sequence)
+  FROM old o, LATERAL snowflake_parse(o.id) p, (SELECT snowflake_next() AS id) n")
+[[ $parts == '1 200 4000 t t' ]] || fail "an id of 0.3.0's order before snowflake.reordered_at: parts and the new id's: $parts"
+checked=$((checked + 1))
+reload_setting "$name" snowflake.reordered_at yesterday
+expect_error "$name" "SELECT snowflake_parse(1)" \
+  '22023: invalid value for snowflake.reordered_at: "yesterday".*DETAIL:  Write the time this server restarted into snowflake_pg 0.4.0'
+reload_setting "$name" snowflake.reordered_at 2999-01-01
+expect_error "$name" "SELECT snowflake_next()" '22023: snowflake.reordered_at "2999-01-01" is in the future'
+
 # Without preload a backend's slot is its process number: more processes than the slot
 # bits number are refused on every call (with preload, slots go by need: scenario 24).
 name=settings$version-too-many-slots

@@ -36,5 +36,5 @@ cluster_of() {
 # bits_of FIELD LAYOUT: the width of FIELD in a layout spec.
 bits_of() { sed -E "s/.*$1:([0-9]+).*/\1/" <<<"$2"; }
 
-cluster_of 16 'time:41, node:4, slot:8, sequence:10'
-cluster_of 64 'time:41, node:6, slot:8, sequence:8'
+cluster_of 16 'time:41, sequence:10, node:4, slot:8'
+cluster_of 64 'time:41, sequence:8, node:6, slot:8'

@@ -8,7 +8,7 @@ SELECT snowflake_layout();
 
 -- The presets, read as specs: the way snowflake_layout() prints them.
 SELECT name, to_char((snowflake_parse(0, name)).ts, 'YYYY-MM-DD HH24:MI:SS.MS') AS epoch
-  FROM unnest(ARRAY['default', 'js53', 'twitter', 'discord', 'instagram', 'sonyflake']) name;
+  FROM unnest(ARRAY['default', 'worker-first', 'js53', 'twitter', 'discord', 'instagram', 'sonyflake']) name;
 
 -- Ids of other systems, taken apart.
 SELECT * FROM snowflake_parse(175928847299117063, 'discord');
@@ -17,6 +17,17 @@ SELECT * FROM snowflake_parse(6593741087309889548,
 SELECT * FROM snowflake_parse(snowflake_compose('2026-11-01 12:00:00.017', 1, 200, 63, 0, 'js53'), 'js53');
 -- Spaces are optional; a time unit of 10 ms keeps the time to the tick.
 SELECT * FROM snowflake_parse(1234567890123, 'time:39/10ms,sequence:8,node:16,epoch:2014-09-01');
+
+-- The default order puts the sequence above node and slot; worker-first, 0.3.0's, below.
+SELECT name, p.node_id, p.backend_slot, p.sequence
+  FROM unnest(ARRAY['default', 'worker-first']) name,
+       LATERAL snowflake_parse(snowflake_compose('2026-11-01 12:00:00.017', 3, 200, 4000, 0, name), name) p;
+SELECT snowflake_compose('2026-11-01', 3, 200, 4000) - snowflake_floor('2026-11-01') AS default_low_bits,
+       snowflake_compose('2026-11-01', 3, 200, 4000, 0, 'worker-first') - snowflake_floor('2026-11-01') AS worker_first_low_bits,
+       (4000 << 10) | (3 << 8) | 200 AS sequence_node_slot;
+-- A setting a session cannot change: the configuration file's, at a reload.
+SHOW snowflake.reordered_at;
+SET snowflake.reordered_at = '2026-01-01';
 
 -- compose is the inverse of parse, under the server's layout and any other.
 SELECT snowflake_compose(p.ts, p.node_id, p.backend_slot, p.sequence) = 912413252820934656 AS server_round_trip
