@@ -27,10 +27,10 @@ SELECT snowflake_at('2026-11-01 12:00:00+00', 42) AS at_utc,
        snowflake_at('2026-11-01 12:00:00+00', 4194303) - snowflake_floor('2026-11-01 12:00:00+00') AS largest_uid;
 
 -- Parsing: one row with named columns, in FROM or per row of a table.
-SELECT * FROM snowflake_parse(912413252820934656);
+SELECT * FROM snowflake_parse(912413252820926466);
 SELECT * FROM snowflake_parse(snowflake_at('2026-11-01 12:34:56.789+00', 0));
 SELECT (snowflake_parse(id)).ts, (snowflake_parse(id)).sequence
-  FROM (VALUES (snowflake_floor('2026-11-01') + 7), (snowflake_floor('2026-11-02') + 4095)) v(id);
+  FROM (VALUES (snowflake_floor('2026-11-01') + (7 << 10)), (snowflake_floor('2026-11-02') + (4095 << 10))) v(id);
 
 -- A fresh id parses back to now, node 0, and this backend's slot.
 SELECT abs(extract(epoch FROM p.ts - clock_timestamp())) < 2 AS about_now,
