@@ -11,8 +11,7 @@
 # and pgjdbc, and a JDK where the machine has no javac) and, where ../shared/citus sits
 # beside the clone, Citus 13.2.2 built into PostgreSQL 15, 16 and 17 (the Citus scenario),
 # and where ../shared/pg_tle does, pg_tle 1.5.2 built into each major (the SQL edition's
-# test), cargo-pgrx 0.18.1 aside (0.2.1's packages, which the package test upgrades from),
-# qemu-user for arm64 emulation (scripts/setup-emulation.sh) and the sid build root of
+# test), qemu-user for arm64 emulation (scripts/setup-emulation.sh) and the sid build root of
 # PostgreSQL 19 and the arm64 builds (scripts/setup-build-root.sh). Safe to run again, and quick then. It starts no server, and stops none but the
 # ones Debian's postgresql-15 and pgbouncer start when this run installs them.
 set -euo pipefail
@@ -96,8 +95,8 @@ fi
 readable "$PG16_HOME" "$PG16_WHEEL_DIR"
 
 # qemu-user for arm64 emulation; then the sid build root (scripts/setup-build-root.sh),
-# mostly downloads and dpkg, little CPU: made beside the builds below (Citus, pg_tle,
-# cargo-pgrx 0.18.1), its output in a log printed when it ends. It needs cargo-pgrx 0.19.3
+# mostly downloads and dpkg, little CPU: made beside the builds below (Citus, pg_tle), its
+# output in a log printed when it ends. It needs cargo-pgrx 0.19.3
 # (scripts/setup.sh) and the 16 wheel above (the arm64 headers of 16 are made from it),
 # and the host's apt no more (it makes its root with its own).
 bash "$here/setup-emulation.sh"
@@ -281,15 +280,6 @@ fi
 # Aurora and Supabase install it); a major where it cannot be built says SKIP there.
 bash "$here/setup-pg_tle.sh"
 bash "$here/setup-operations.sh"
-
-# The cargo-pgrx of the release the packages upgrade from (0.2.1, pgrx 0.18.1), which
-# tests/package.sh builds from its commit: cargo-pgrx builds only a tree of its own pgrx
-# version (scripts/package.sh --source finds it with cargo_pgrx_for).
-previous_pgrx=0.18.1
-if [[ ! -x /var/lib/snowflake_pg/cargo-pgrx-$previous_pgrx/bin/cargo-pgrx ]]; then
-  say "cargo install cargo-pgrx $previous_pgrx into /var/lib/snowflake_pg/cargo-pgrx-$previous_pgrx, for 0.2.1's packages (about 6 minutes)"
-  cargo install --quiet --root "/var/lib/snowflake_pg/cargo-pgrx-$previous_pgrx" cargo-pgrx --version "$previous_pgrx" --locked
-fi
 
 # The build root, made beside the rest (above).
 build_root_status=0

@@ -10,7 +10,7 @@
 # used through an overlay thrown away after), with one sources entry whose Signed-By names
 # the repository's keyring copied into the root:
 # (a) apt-get update takes the repository without an error or a warning; apt-get install
-#     by name, the previous version first (=0.2.1-1), then apt-get install upgrades it to
+#     by name, the previous version first (=0.3.0-1), then apt-get install upgrades it to
 #     this version, as apt-get upgrade would (dpkg-query and dpkg --verify say so);
 #     apt-get remove removes it;
 # (b) an index that is not the one the Release file signs (one byte changed in each of
@@ -65,7 +65,7 @@ for dir in "${files_dirs[@]}"; do
 done
 [[ -n $current ]] || fail "no ${package}_$version-1_$arch.deb in ${files_dirs[*]}"
 [[ -n $previous ]] ||
-  fail "no earlier release's $package for $arch: tests/package.sh $pg builds 0.2.1's into /var/lib/snowflake_pg/releases"
+  fail "no earlier release's $package for $arch: tests/package.sh $pg builds 0.3.0's into /var/lib/snowflake_pg/releases"
 
 roots=/var/lib/snowflake_pg/roots
 clean=$roots/$release-$arch-pg$pg run=$roots/run-apt-$arch-pg$pg

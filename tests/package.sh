@@ -14,12 +14,13 @@
 #   of V, over the cluster's socket); one with shared_preload_libraries mints under pgbench,
 #   with a new connection per transaction too, each id from a slot taken and given back,
 #   and writes its reservation (the high-water mark file); apt-get remove leaves none of
-#   the package's files; then the previous release's package (0.2.1, built from its commit
+#   the package's files; then the previous release's package (0.3.0, built from its commit
 #   by this scripts/package.sh, cached) is installed, ids are minted and recorded with their
-#   parts, this release's package is installed over it, the server restarted and
-#   `ALTER EXTENSION snowflake_pg UPDATE` run: every recorded id still parses to the same
-#   parts, and new ids are greater (amd64 only: 0.2.1 was never built for arm64, and the
-#   test says that it skips this step there). The root is made once and cached under
+#   parts, the server is stopped, this release's package is installed over it and the
+#   upgrade done as CHANGELOG.md's 0.4.0 entry says (snowflake.reordered_at, a start, the
+#   node claims released, `ALTER EXTENSION snowflake_pg UPDATE`): every recorded id still
+#   parses to the same parts, and new ids are greater and in this release's order (amd64,
+#   15 to 18 only: the test says that it skips this step elsewhere). The root is made once and cached under
 #   /var/lib/snowflake_pg/roots, named by its release, architecture and major
 #   (bookworm-arm64-pg15); each run works in an overlay over it, thrown away after, so
 #   every run starts from the clean root. The servers it starts there are always stopped

@@ -157,9 +157,10 @@ for v in "${build_order[@]}"; do
     server_step "concurrency (pgbench), gene layout" "concurrency$v" bash tests/concurrency.sh "$v" gene
   fi
   if [[ -n $(debian_release_of "$v") ]]; then
-    # In a clean Debian root, on ports of its own: it touches nothing installed here. 0.2.1
-    # was built for 15 to 18 only, the majors whose packages upgrade from its.
-    upgrade=", upgrade from 0.2.1"
+    # In a clean Debian root, on ports of its own: it touches nothing installed here. The
+    # upgrade from 0.3.0's package runs on the host's majors (tests/package.sh's
+    # previous_majors), not in the build root.
+    upgrade=", upgrade from 0.3.0"
     in_build_root_major "$v" && upgrade=""
     package_step="pg$v: package in a clean Debian $(debian_release_of "$v") root (apt-get install, pg_regress, pgbench preloaded, remove$upgrade)"
     queue_step "$package_step" "$installed" - on_major "$v" bash tests/package.sh "$v"
@@ -179,9 +180,9 @@ for v in "${build_order[@]}"; do
   queue_step "pg$v arm64: release files cross-compiled (the glibc each library needs checked)" "$installed" cargo-root \
     env RELEASE_FILES_DIR="$arm64_files" bash scripts/package.sh --arch arm64 "$v"
   if [[ $v == 15 ]]; then
-    # The apt repository of 15's two packages and 0.2.1's, from the package test's files and
+    # The apt repository of 15's two packages and 0.3.0's, from the package test's files and
     # Debian root and the arm64 build's files.
-    queue_step "pg15: apt repository (signed, over loopback HTTP: install 0.2.1, upgrade, remove; a changed index and another key refused)" \
+    queue_step "pg15: apt repository (signed, over loopback HTTP: install 0.3.0, upgrade, remove; a changed index and another key refused)" \
       "$package_step|pg15 arm64: release files cross-compiled (the glibc each library needs checked)" - \
       bash tests/apt_repository.sh
   fi

@@ -19,8 +19,8 @@ name (`snowflake_pg--X.sql`, `snowflake_sql--X.sql`, `snowflake_pg-X-pgN...`,
 or in SQL's `VERSION 'X'` and `UPDATE TO 'X'` is Cargo.toml's or a release before it
 (one frozen in sql/releases/: history); the security policy's supported series (a table
 row `| A.B.x | yes |`) is Cargo.toml's; and every pgrx version (`pgrx X`, `cargo-pgrx
-X`, `pgrx = "=X"`) is Cargo.toml's or that of the release before it, which the tests
-build that release's packages with (scripts/setup-tests.sh's previous_pgrx).
+X`, `pgrx = "=X"`) is Cargo.toml's or one of an earlier release (CHANGELOG.md's lines
+about pgrx name them).
 
 Usage: references.py PAGE...   (from anywhere; paths are read from the tree this file is in)"""
 
@@ -74,10 +74,10 @@ def released():
 
 
 def released_pgrx():
-    """The pgrx of the release before this one, which the tests build its packages with
-    (scripts/setup-tests.sh's previous_pgrx)."""
-    with open(os.path.join(ROOT, "scripts", "setup-tests.sh"), encoding="utf-8") as setup:
-        return set(re.findall(r"^previous_pgrx=(\S+)$", setup.read(), re.M))
+    """The pgrx of earlier releases: the versions CHANGELOG.md's lines about pgrx name."""
+    with open(os.path.join(ROOT, "CHANGELOG.md"), encoding="utf-8") as changelog:
+        lines = [line for line in changelog if "pgrx" in line]
+    return {version for line in lines for version in re.findall(r"\b\d+\.\d+\.\d+\b", line)}
 
 
 def control_version(path):
