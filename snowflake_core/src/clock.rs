@@ -11,24 +11,24 @@ pub struct SystemClock {
     pub unit: Unit,
 }
 
-const NS_PER_MS: i64 = 1_000_000;
+pub const NS_PER_MS: u64 = 1_000_000;
 
 /// The wall clock since 1970-01-01 UTC: whole ms (negative before 1970), and the ns into
 /// the last of them. Read with `clock_gettime` directly: `SystemTime` arithmetic (checked
 /// subtraction, 128-bit millis) cost a third again as much as the clock read itself on
 /// every `snowflake_next()`.
 #[inline]
-fn unix_now() -> (i64, i64) {
+fn unix_now() -> (i64, u32) {
     let mut now = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: writes the current time into `now`; CLOCK_REALTIME always exists.
     unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut now) };
-    let ms_of_second = now.tv_nsec / NS_PER_MS;
+    let ms_of_second = now.tv_nsec / NS_PER_MS as i64;
     (
         now.tv_sec * 1000 + ms_of_second,
-        now.tv_nsec - ms_of_second * NS_PER_MS,
+        (now.tv_nsec - ms_of_second * NS_PER_MS as i64) as u32,
     )
 }
 
@@ -50,23 +50,23 @@ impl SystemClock {
         (tick + 1) * self.unit.ms() - 1 + self.epoch_unix_ms
     }
 
-    /// The reading of the time `ns_of_ms` ns past `unix_ms`. Each arm divides by a constant
-    /// (a multiplication): this runs on every call.
+    /// The reading of the time `ns_of_ms` ns past `unix_ms`. The unit's division is by a
+    /// constant (a multiplication), and none at all for 1 ms ticks: this runs on every call.
     #[inline]
-    fn reading_at(&self, unix_ms: i64, ns_of_ms: i64) -> Reading {
+    fn reading_at(&self, unix_ms: i64, ns_of_ms: u32) -> Reading {
         let ms = unix_ms - self.epoch_unix_ms;
+        if self.unit == Unit::Ms {
+            return Reading {
+                tick: ms,
+                nanos: ns_of_ms,
+            };
+        }
         let tick = self.unit.ticks_of_ms(ms);
-        let ns_of_tick = (ms - tick * self.unit.ms()) * NS_PER_MS + ns_of_ms;
-        // Below 10^9 ns: shifted by 32 it stays within a u64.
-        let scaled = (ns_of_tick as u64) << 32;
-        let fraction = match self.unit {
-            Unit::Ms => scaled / 1_000_000,
-            Unit::TenMs => scaled / 10_000_000,
-            Unit::Second => scaled / 1_000_000_000,
-        };
+        // Below 10^9 for a tick of a second: within a u32.
+        let ms_of_tick = (ms - tick * self.unit.ms()) as u32;
         Reading {
             tick,
-            fraction: fraction as u32,
+            nanos: ms_of_tick * NS_PER_MS as u32 + ns_of_ms,
         }
     }
 }
@@ -100,35 +100,34 @@ mod tests {
     }
 
     #[test]
-    fn a_reading_splits_the_time_into_the_tick_and_the_fraction_of_it() {
+    fn a_reading_splits_the_time_into_the_tick_and_the_nanoseconds_into_it() {
         let epoch = 1_577_836_800_000;
         let ms = clock(Unit::Ms);
-        assert_eq!(
-            ms.reading_at(epoch + 7, 0),
-            Reading {
-                tick: 7,
-                fraction: 0
-            }
-        );
-        assert_eq!(ms.reading_at(epoch + 7, 500_000).fraction, 1 << 31);
-        assert_eq!(ms.reading_at(epoch + 7, 999_999).fraction, u32::MAX - 4294);
+        assert_eq!(ms.reading_at(epoch + 7, 0), Reading { tick: 7, nanos: 0 });
+        assert_eq!(ms.reading_at(epoch + 7, 999_999).nanos, 999_999);
         let ten = clock(Unit::TenMs);
         assert_eq!(
-            ten.reading_at(epoch + 25, 0),
+            ten.reading_at(epoch + 25, 40),
             Reading {
                 tick: 2,
-                fraction: 1 << 31
+                nanos: 5_000_040
             }
         );
-        assert_eq!(ten.reading_at(epoch - 1, 0).tick, -1);
         assert_eq!(
-            ten.reading_at(epoch - 1, 0).fraction,
-            (9u64 * (1 << 32) / 10) as u32
+            ten.reading_at(epoch - 1, 0),
+            Reading {
+                tick: -1,
+                nanos: 9_000_000
+            }
         );
         let second = clock(Unit::Second);
-        let last_ns = second.reading_at(epoch + 999, 999_999);
-        assert_eq!(last_ns.tick, 0);
-        assert_eq!(last_ns.fraction, u32::MAX - 4);
+        assert_eq!(
+            second.reading_at(epoch + 999, 999_999),
+            Reading {
+                tick: 0,
+                nanos: 999_999_999
+            }
+        );
     }
 
     #[test]

@@ -6,8 +6,8 @@ use std::cell::Cell;
 
 pub struct FakeClock {
     now: Cell<i64>,
-    /// How far into the tick, in 2^-32 of a tick; a sleep starts the tick over.
-    fraction: Cell<u32>,
+    /// Nanoseconds into the tick; a sleep starts the tick over.
+    nanos: Cell<u32>,
     pub slept: Cell<i64>,
     unit: Unit,
 }
@@ -19,7 +19,7 @@ impl FakeClock {
     pub fn ticking(now: i64, unit: Unit) -> FakeClock {
         FakeClock {
             now: Cell::new(now),
-            fraction: Cell::new(0),
+            nanos: Cell::new(0),
             slept: Cell::new(0),
             unit,
         }
@@ -30,8 +30,8 @@ impl FakeClock {
     pub fn advance(&self, ms: i64) {
         self.now.set(self.now.get() + ms);
     }
-    pub fn set_fraction(&self, fraction: u32) {
-        self.fraction.set(fraction);
+    pub fn set_nanos(&self, nanos: u32) {
+        self.nanos.set(nanos);
     }
 }
 
@@ -39,14 +39,14 @@ impl Clock for FakeClock {
     fn read(&self) -> Reading {
         Reading {
             tick: self.now.get(),
-            fraction: self.fraction.get(),
+            nanos: self.nanos.get(),
         }
     }
     fn sleep(&self, ticks: i64) {
         assert!(ticks > 0, "sleeps must make progress");
         self.slept.set(self.slept.get() + ticks);
         self.advance(ticks);
-        self.fraction.set(0);
+        self.nanos.set(0);
     }
     fn unit(&self) -> Unit {
         self.unit

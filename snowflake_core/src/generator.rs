@@ -22,6 +22,7 @@
 //!   Getting there by a burst costs a wait of a tick or so; a clock that is further
 //!   behind than that stepped back beyond the bound, and gets an error.
 
+use crate::clock::NS_PER_MS;
 use crate::layout::{Field, Layout, Unit};
 use crate::report::{Report, Reported, SqlState};
 use crate::stats::{Stats, UNKEPT};
@@ -71,11 +72,11 @@ impl Reported for ClockError {
 }
 
 /// One reading of a clock: the tick since the snowflake epoch (negative before it), and
-/// how far into that tick, in 2^-32 of a tick.
+/// the nanoseconds since that tick began.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reading {
     pub tick: i64,
-    pub fraction: u32,
+    pub nanos: u32,
 }
 
 /// Ticks since the snowflake epoch, and a way to let them pass.
@@ -101,9 +102,11 @@ pub struct Generator {
     last: i64,
     sequence: u32,
     max_sequence: u32,
-    /// Turns the clock's fraction of the tick into a sequence: `32 - sequence bits` where
-    /// the sequence follows the clock, 32 (always 0) where it restarts at 0.
-    fraction_shift: u32,
+    /// Turns the nanoseconds into the tick into a sequence, `nanos * scale >> 32`: where
+    /// the sequence follows the clock, `2^(32 + sequence bits) / ns per tick` rounded down
+    /// (so the sequence stays below `2^sequence bits`, and rises with the clock); 0 where
+    /// the sequence restarts at 0. A multiplication: this runs on every call.
+    sequence_scale: u64,
     max_ticks: i64,
     /// The pair of the last call that minted ahead of the clock, and the clock's reading
     /// then: with `last`, the previous reading, to tell a step back from a burst without
@@ -122,10 +125,11 @@ impl Generator {
             last: start,
             sequence: layout.max_sequence(),
             max_sequence: layout.max_sequence(),
-            fraction_shift: if layout.sequence_follows_clock() {
-                32 - layout.bits(Field::Sequence)
+            sequence_scale: if layout.sequence_follows_clock() {
+                (1u64 << (32 + layout.bits(Field::Sequence)))
+                    / (layout.unit().ms() as u64 * NS_PER_MS)
             } else {
-                32
+                0
             },
             max_ticks: layout.max_ticks(),
             // The start is no reading of the clock: the first call is no step back.
@@ -156,7 +160,7 @@ impl Generator {
             if now < 0 {
                 return Err(ClockError::BeforeEpoch);
             }
-            let on_clock = (u64::from(reading.fraction) >> self.fraction_shift) as u32;
+            let on_clock = ((u64::from(reading.nanos) * self.sequence_scale) >> 32) as u32;
             let (tick, sequence) =
                 if now > self.last || (now == self.last && on_clock > self.sequence) {
                     (now, on_clock)
@@ -389,7 +393,7 @@ mod tests {
                 used.insert(old.next(&clock, lead).unwrap());
                 match rng.below(100) {
                     0 => clock.advance(1),
-                    1..=20 => clock.set_fraction(rng.next_u64() as u32),
+                    1..=20 => clock.set_nanos(rng.below(1_000_000) as u32),
                     _ => {}
                 }
             }
@@ -474,7 +478,7 @@ mod tests {
                 match rng.below(100) {
                     0..=4 => clock.advance(rng.below(3) as i64),
                     5 => clock.advance(-(rng.below(lead as u64 + 1) as i64)),
-                    6..=30 => clock.set_fraction(rng.next_u64() as u32),
+                    6..=30 => clock.set_nanos(rng.below(unit.ms() as u64 * 1_000_000) as u32),
                     _ => {}
                 }
                 match generator.next(&clock, lead_ms) {
@@ -509,35 +513,58 @@ mod tests {
         }
     }
 
-    /// A fraction of the tick, in 2^-32: `numerator / denominator` of it.
-    fn fraction(numerator: u64, denominator: u64) -> u32 {
-        ((numerator << 32) / denominator) as u32
-    }
-
     #[test]
     fn a_new_tick_starts_the_sequence_at_the_clocks_fraction_of_it() {
         let clock = FakeClock::at(100);
         let mut generator = Generator::after(99, &layout());
-        clock.set_fraction(fraction(1, 4));
+        clock.set_nanos(250_100);
         assert_eq!(generator.next(&clock, LEAD), Ok((100, 1024)));
         // Faster than the clock: the last sequence plus one.
         assert_eq!(generator.next(&clock, LEAD), Ok((100, 1025)));
         // The clock's fraction ahead of the last sequence: the fraction.
-        clock.set_fraction(fraction(1, 2));
+        clock.set_nanos(500_100);
         assert_eq!(generator.next(&clock, LEAD), Ok((100, 2048)));
         clock.set(101);
-        clock.set_fraction(fraction(999_999, 1_000_000));
+        clock.set_nanos(999_999);
         assert_eq!(generator.next(&clock, LEAD), Ok((101, 4095)));
         // Late in the tick the sequence is soon spent: the next tick is borrowed.
         assert_eq!(generator.next(&clock, LEAD), Ok((102, 0)));
         assert_eq!(generator.next(&clock, LEAD), Ok((102, 1)));
     }
 
+    /// The clock's sequence, on every sequence width and unit: within its field at the
+    /// tick's last nanosecond, and at most one below the exact `nanos x 2^bits / tick`.
+    #[test]
+    fn the_clocks_sequence_fits_its_field_on_every_width_and_unit() {
+        for unit in [Unit::Ms, Unit::TenMs, Unit::Second] {
+            let ns_per_tick = unit.ms() as u64 * 1_000_000;
+            for bits in 1..=31u32 {
+                let spec = format!(
+                    "time:{}/{}, sequence:{bits}, node:2, slot:8",
+                    53 - bits,
+                    unit.name()
+                );
+                let layout = crate::spec::parse(&spec).unwrap().layout;
+                for nanos in [0, 1, ns_per_tick / 3, ns_per_tick / 2, ns_per_tick - 1] {
+                    let clock = FakeClock::ticking(10, unit);
+                    clock.set_nanos(nanos as u32);
+                    let (_, sequence) = Generator::after(9, &layout).next(&clock, 0).unwrap();
+                    let exact = (u128::from(nanos) << bits) / u128::from(ns_per_tick);
+                    assert!(sequence <= layout.max_sequence(), "{spec} at {nanos}");
+                    assert!(
+                        u128::from(sequence) + 1 >= exact && u128::from(sequence) <= exact,
+                        "{spec} at {nanos}: {sequence}, exact {exact}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_worker_first_layout_starts_each_tick_at_sequence_0() {
         let layout = crate::spec::parse("worker-first").unwrap().layout;
         let clock = FakeClock::at(100);
-        clock.set_fraction(fraction(3, 4));
+        clock.set_nanos(750_100);
         let mut generator = Generator::after(99, &layout);
         assert_eq!(generator.next(&clock, LEAD), Ok((100, 0)));
         clock.set(101);
@@ -549,12 +576,12 @@ mod tests {
     fn a_step_back_inside_the_tick_goes_on_from_the_last_sequence() {
         let clock = FakeClock::at(100);
         let mut generator = Generator::after(99, &layout());
-        clock.set_fraction(fraction(1, 2));
+        clock.set_nanos(500_100);
         assert_eq!(generator.next(&clock, LEAD), Ok((100, 2048)));
-        clock.set_fraction(fraction(1, 4));
+        clock.set_nanos(250_100);
         assert_eq!(generator.next(&clock, LEAD), Ok((100, 2049)));
         clock.set(99);
-        clock.set_fraction(fraction(3, 4));
+        clock.set_nanos(750_100);
         assert_eq!(generator.next(&clock, LEAD), Ok((100, 2050)));
     }
 
@@ -565,7 +592,8 @@ mod tests {
     fn property_ids_of_many_generators_sort_by_the_clock_below_the_tick() {
         let mut rng = Rng::new(7);
         let layout = layout();
-        let step = 1u64 << (32 - 12);
+        // One step of a 12-bit sequence is 1/4096 ms, 244.1 ns.
+        let step = 245;
         for _ in 0..200 {
             let clock = FakeClock::at(1_000);
             let mut slots: Vec<(i64, Generator)> = (0..1 + rng.below(16))
@@ -579,8 +607,8 @@ mod tests {
             for _ in 0..5_000 {
                 // The clock moves on by one sequence step or more between two calls.
                 at += step * (1 + rng.below(40));
-                clock.set(1_000 + (at >> 32) as i64);
-                clock.set_fraction(at as u32);
+                clock.set(1_000 + (at / 1_000_000) as i64);
+                clock.set_nanos((at % 1_000_000) as u32);
                 let which = rng.below(slots.len() as u64) as usize;
                 let (worker, generator) = &mut slots[which];
                 let (tick, sequence) = generator.next(&clock, LEAD).unwrap();
