@@ -58,7 +58,8 @@ unclean=$(sql "$name" "SELECT fn || '(' || input || '): ' || sqlstate || ' ' || 
 # - at() puts the uid in the low bits, above the floor of the time;
 # - parse() agrees with the other functions: the id lies in its ts's millisecond, from
 #   its floor on (at(ts, id - floor(ts)) = id, an error if it lay past the millisecond),
-#   and minus its sequence it is the first id of its worker in that millisecond.
+#   and minus its sequence (above the 10 worker bits, in the default layout) it is the
+#   first id of its worker in that millisecond.
 wrong=$(sql "$name" "SELECT count(*) FROM outcomes o WHERE sqlstate IS NULL AND NOT CASE fn
   WHEN 'floor' THEN (input IS NULL AND result IS NULL) OR (SELECT
       p.ts = date_trunc('milliseconds', input::timestamptz)
@@ -70,7 +71,7 @@ wrong=$(sql "$name" "SELECT count(*) FROM outcomes o WHERE sqlstate IS NULL AND 
   WHEN 'parse' THEN (input IS NULL AND result IS NULL) OR (SELECT snowflake_floor(p.ts) <= input::bigint
       AND snowflake_at(p.ts, input::bigint - snowflake_floor(p.ts)) = input::bigint
       AND (q.ts, q.worker_id, q.sequence) = (p.ts, p.worker_id, 0)
-    FROM (SELECT (result::snowflake_parts).*) p, snowflake_parse(input::bigint - p.sequence) q)
+    FROM (SELECT (result::snowflake_parts).*) p, snowflake_parse(input::bigint - (p.sequence::bigint << 10)) q)
   END")
 [[ $wrong == 0 ]] || fail "$wrong answers are wrong"
 [[ $(sql "$name" "SELECT pg_postmaster_start_time()") == "$started" ]] || fail "the server restarted"
