@@ -22,14 +22,24 @@ BURST_ROUNDS=${BURST_ROUNDS:-3}      # rounds of the burst section
 LOW_LEAD=${LOW_LEAD:-50}             # the lower snowflake.max_lead_ms of the burst section
 KEY_ROWS=${KEY_ROWS:-10000000}       # rows of one load in the keys section
 KEY_ROUNDS=${KEY_ROUNDS:-3}          # rounds of the keys section
+DENSITY_ROWS=${DENSITY_ROWS:-200000} # rows of one cell of the density section, one a transaction
+DENSITY_BATCH_ROWS=${DENSITY_BATCH_ROWS:-1000000} # the same, in transactions of DENSITY_BATCH rows
+DENSITY_ORDER_ROWS=${DENSITY_ORDER_ROWS:-80000}   # rows of each key of the density section's order
+# The writer counts of the density section: 1 to 8, and twice as many again while the
+# machine has a core for each (16 on 16 cores), so that every writer can run at once.
+density_writers="1 2 4 8"
+for ((w = 16; w <= $(nproc); w *= 2)); do density_writers+=" $w"; done
+DENSITY_WRITERS=${DENSITY_WRITERS:-$density_writers}
 DURABLE=${DURABLE:-0}                # 1: durable commits (fsync, full_page_writes, synchronous_commit)
 [[ $DURABLE == [01] ]] || { echo "DURABLE is 0 or 1, not $DURABLE" >&2; exit 2; }
 # The sections of a run: with durable commits, the insert path's rates alone (the index sizes
-# do not depend on them); the keys section (bench/keys.sh) runs only when named.
+# do not depend on them); the keys and density sections (bench/keys.sh, bench/density.sh)
+# run only when named.
 DEFAULT_SECTIONS="calls insert index scale bursts layouts"
 if ((DURABLE)); then DEFAULT_SECTIONS=insert; fi
 SECTIONS=${SECTIONS:-$DEFAULT_SECTIONS}
 SCALE_BATCH=100000                   # ids per scale transaction
+DENSITY_BATCH=1000                   # rows per batch transaction of the density section
 DEFAULT_LEAD=1000 MAX_LEAD=60000     # snowflake.max_lead_ms of a stock server, and its largest
 
 # The cluster settings, the same for every candidate (docs/performance.md, "Method"): commits
@@ -120,5 +130,7 @@ report() {
     -v pgbench_rounds="$PGBENCH_ROUNDS" -v duration="$DURATION" -v rows="$ROWS" \
     -v tx_rows="${ROWS_PER_TX##* }" -v burst="$BURST" -v burst_rounds="$BURST_ROUNDS" \
     -v scale_batch="$SCALE_BATCH" -v default_lead="$DEFAULT_LEAD" -v max_lead="$MAX_LEAD" \
-    -v key_rows="$KEY_ROWS" -v key_rounds="$KEY_ROUNDS" -v clients="${CLIENTS%% *}"
+    -v key_rows="$KEY_ROWS" -v key_rounds="$KEY_ROUNDS" -v clients="${CLIENTS%% *}" \
+    -v density_rows="$DENSITY_ROWS" -v density_batch_rows="$DENSITY_BATCH_ROWS" \
+    -v density_batch="$DENSITY_BATCH" -v density_order_rows="$DENSITY_ORDER_ROWS"
 }

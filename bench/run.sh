@@ -9,6 +9,9 @@
 #   layouts.sh call cost of snowflake_next() on other layouts, and with a gene
 #   keys.sh    10M rows into each key default: load time, key, table and index sizes
 #              (only when named: SECTIONS=keys)
+#   density.sh each key default's primary-key index, size and leaf density, after 1 to 8
+#              concurrent writers, and the time order of 8 writers' ids (only when named:
+#              SECTIONS=density)
 # Every comparison runs in alternating rounds and reports medians; the verdicts read the
 # targets in bench/targets.txt. Prints the report and writes it to bench/results/: pgV.txt
 # for the default sections, SECTIONS-pgV.txt for others (keys-pg18.txt), with -durable
@@ -62,6 +65,8 @@ for version in "${versions[@]}"; do
     echo "parameters:  ROUNDS=$ROUNDS CALLS=$CALLS PGBENCH_ROUNDS=$PGBENCH_ROUNDS DURATION=$DURATION" \
       "CLIENTS=\"$CLIENTS\" ROWS_PER_TX=\"$ROWS_PER_TX\" ROWS=$ROWS BURST=$BURST" \
       "BURST_ROUNDS=$BURST_ROUNDS LOW_LEAD=$LOW_LEAD KEY_ROWS=$KEY_ROWS KEY_ROUNDS=$KEY_ROUNDS" \
+      "DENSITY_ROWS=$DENSITY_ROWS DENSITY_BATCH_ROWS=$DENSITY_BATCH_ROWS" \
+      "DENSITY_ORDER_ROWS=$DENSITY_ORDER_ROWS DENSITY_WRITERS=\"$DENSITY_WRITERS\"" \
       "DURABLE=$DURABLE SECTIONS=\"$SECTIONS\""
     echo "commits:     $commits"
     echo "settings:    ${BENCH_SETTINGS[*]}"
