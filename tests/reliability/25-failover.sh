@@ -49,7 +49,8 @@ standby() {
 # at its fixed offset, which libfaketime reads once. Under `faked` it opens the offset's
 # file at every clock reading, allocating memory, in signal handlers too: one backend of a
 # faked standby under pgbench once aborted on a corrupted heap ("corrupted double-linked
-# list"), so only the standby whose clock must move (10 s behind) is faked that way.
+# list"), another deadlocked, so no server here is faked that way; a clock is put right by
+# a restart without the offset.
 behind() {
   local name=$1; shift
   CLUSTER_ENV="LD_PRELOAD=$faketime_lib FAKETIME=$(cat "$CLUSTERS_DIR/$name.fixed-offset")" "$@"
@@ -177,10 +178,7 @@ failover sync-1.5s -1.5 insert,select sync
 # --- A clock further behind than is waited out: refused, then minting once it is right ---
 old=fo$version-far new=fo$version-far-standby
 primary "$old"
-servers+=("$new")
-step "$new" -10
-faked "$new" cluster_standby "$old" "$new" "$port"
-next_port
+standby "$new" "$old" -10
 hand_out "$old" insert
 sleep 1.5
 crash "$old"
@@ -190,11 +188,16 @@ out=$(sql "$new" "SELECT snowflake_next()" -v VERBOSITY=verbose 2>&1) &&
 [[ $out =~ 55000:\ the\ system\ clock\ is\ ([0-9]+)\ ms\ behind ]] ||
   fail "a clock 10 s behind: expected the 55000 refusal, got: $out"
 gap=${BASH_REMATCH[1]}
-step "$new" +0
+# The clock put right by a clean restart without the offset. (Moving it in place needs
+# libfaketime to read its offset file at every clock reading: a backend whose timeout
+# signal came while that file was being opened deadlocked in it, here, on 2026-11-28.)
+far_port=$(cluster_port "$new")
+cluster_stop "$new"
+cluster_launch "$new" "$far_port"
 mint_after_promotion "$new"
 minted_above "$old" "$new" far
 figure "clock 10 s behind: refused after promotion with 55000 (the clock $gap ms behind);" \
-  "once the clock is right, $rows_after rows, all above the old primary's, 0 failed"
+  "restarted with the clock right, $rows_after rows, all above the old primary's, 0 failed"
 
 # --- A standby restarted before its promotion keeps the reservation from its mark file ---
 old=fo$version-restart new=fo$version-restart-standby
