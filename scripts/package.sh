@@ -9,7 +9,8 @@
 #   snowflake_pg-<version>-pgN-<arch>-linux-gnu.tar.gz  for any other PostgreSQL N: the
 #       library, the control file and the SQL scripts, and install.sh
 #       (packaging/install.sh), which puts them where that server's pg_config says;
-#   the SQL edition's two release files (sql_edition/build.sh), where the source has it;
+#   the SQL edition's two release files (sql_edition_files: sql_edition/build.sh, the
+#       pg_tle file with an update path from every earlier release), where the source has it;
 #   SHA256SUMS over all of them.
 # One of each per PostgreSQL major N (all supported majors by default). Each is the release
 # build that install_extension staged (`cargo pgrx package` against that major's pg_config
@@ -137,28 +138,41 @@ tarball() {
 # cross_build V DIR: the library of PostgreSQL V for arm64 in DIR/lib, built against the
 # arm64 headers of V and the answers of their pg_config (scripts/setup-build-root.sh),
 # linked by the aarch64 cross linker; the extension files of V's staged build here in
-# DIR/extension.
+# DIR/extension. Each major's library is kept (target/cross-arm64-pgV.so, with its build's
+# log) and taken again while no source file is newer (sources_newer_than): cargo's own
+# output is one file for every major, which the next major's build replaces, so a second
+# packaging of the same tree (the release workflow's, after the tests') compiles nothing.
 cross_build() {
   local pg=$1 dir=$2 vars control target=aarch64-unknown-linux-gnu
-  mapfile -t vars <"/opt/arm64/pg$pg/pg_config.env"
-  (cd "$SNOWFLAKE_PG_ROOT" && flock 9 && timed compiling env "${vars[@]}" \
-    CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
-    cargo build --quiet --release --lib --target "$target" --no-default-features --features "pg$pg") \
-    9>"${TMPDIR:-/tmp}/snowflake_pg-cross.lock" >"$dir.log" 2>&1 || { cat "$dir.log" >&2; return 1; }
+  local kept=$SNOWFLAKE_PG_ROOT/target/cross-arm64-pg$pg.so
+  if sources_newer_than "$kept.log" || [[ ! -f $kept ]]; then
+    mapfile -t vars <"/opt/arm64/pg$pg/pg_config.env"
+    (cd "$SNOWFLAKE_PG_ROOT" && flock 9 && timed compiling env "${vars[@]}" \
+      CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
+      cargo build --quiet --release --lib --target "$target" --no-default-features --features "pg$pg" &&
+      cp "$CARGO_TARGET_DIR/$target/release/libsnowflake_pg.so" "$kept.new" && mv -f "$kept.new" "$kept") \
+      9>"${TMPDIR:-/tmp}/snowflake_pg-cross.lock" >"$kept.log.new" 2>&1 || { cat "$kept.log.new" >&2; return 1; }
+    mv -f "$kept.log.new" "$kept.log"
+  fi
   mkdir -p "$dir/lib"
-  cp "$CARGO_TARGET_DIR/$target/release/libsnowflake_pg.so" "$dir/lib/snowflake_pg.so"
+  cp "$kept" "$dir/lib/snowflake_pg.so"
   control=$(find "$(extension_stage "$pg")" -name snowflake_pg.control -print -quit)
   [[ -n $control ]] || { echo "no build of PostgreSQL $pg staged in $(extension_stage "$pg")" >&2; return 1; }
   ln -s "$(dirname "$control")" "$dir/extension"
 }
 
 # glibc_checked V LIBRARY: fails, saying so, if LIBRARY needs a newer glibc than the Debian
-# release that packages V has (bookworm's for a major no release packages).
+# release that packages V has (bookworm's for a major no release packages), or than the
+# docs promise (docs/packaging.md, "Which file for which server"; Ubuntu 22.04 takes the
+# bookworm suite on it): 2.34, but 2.39 for 19's on amd64, built in sid.
 glibc_checked() {
-  local release
+  local release promised=2.34
   release=$(debian_release_of "$1") && release=${release:-bookworm}
   glibc_fits "$2" "$release" ||
     { echo "the $arch library of PostgreSQL $1 needs glibc $(glibc_needed "$2"), newer than Debian $release's $(debian_glibc_of "$release")" >&2; return 1; }
+  if [[ $1 == 19 && $arch == amd64 ]]; then promised=2.39; fi
+  ! version_before "$promised" "$(glibc_needed "$2")" ||
+    { echo "the $arch library of PostgreSQL $1 needs glibc $(glibc_needed "$2"); docs/packaging.md promises $promised" >&2; return 1; }
 }
 
 for pg in "${here_majors[@]}"; do
@@ -181,7 +195,7 @@ if ((${#root_majors[@]})); then
   exit
 fi
 if [[ -f $SNOWFLAKE_PG_ROOT/sql_edition/build.sh ]]; then # releases before 0.3.0 have no SQL edition
-  bash "$SNOWFLAKE_PG_ROOT/sql_edition/build.sh" "$out"
+  sql_edition_files "$out"
 fi
 rm -f "$out/SHA256SUMS"
 sums=$(cd "$out" && sha256sum -- *)

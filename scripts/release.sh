@@ -4,14 +4,18 @@
 # hold no logic of their own: each runs here as it runs there, and shellcheck reads it.
 #
 #   machine              what a fresh Debian 12 container lacks that the README's two
-#                        commands take as there: gcc (Rust's linker), Rust from rustup
-#                        (stable, the minimal profile with clippy and rustfmt, which the
-#                        lint step runs; Debian 12's own rustc is far older than pgrx's
-#                        1.96), on the PATH of the workflow's later steps; and git's trust
-#                        in this clone, which the runner's user owns, not root
+#                        commands take as there, but Rust: gcc (Rust's linker) and curl;
+#                        then checks that Rust 1.96 or later (pgrx's minimum; Debian 12's
+#                        own rustc is far older) is on the PATH, with clippy and rustfmt,
+#                        which the lint step runs: the workflows' step before this one
+#                        installs it with rustup (a pinned action), and this machine has no
+#                        way to fetch it itself; puts cargo's bin directory on the PATH of
+#                        the workflow's later steps; and gives git's trust to this clone,
+#                        which the runner's user owns, not root
 #   check-tag [TAG]      TAG ($GITHUB_REF_NAME by default) is v<Cargo.toml's version>, the
 #                        other version files agree, and CHANGELOG.md has a section headed
-#                        with that version (not "Unreleased"): checked before hours of build
+#                        with that version and a date ("## X.Y.Z - YYYY-MM-DD", not
+#                        "Unreleased"): checked before hours of build
 #   files OUT            every release file of both architectures into OUT, emptied first:
 #                        scripts/package.sh for amd64 and for arm64 (each reusing the builds
 #                        the tests made), then one SHA256SUMS over all of them
@@ -21,7 +25,9 @@
 #                        the public key beside it (FILES/snowflake_pg-release-key.asc), and
 #                        the signed apt repository of FILES' .deb files built in APT
 #                        (scripts/apt-repository.sh), with the secret key in $RELEASE_GPG_KEY
-#                        (armored, no passphrase) imported into a throwaway GNUPGHOME
+#                        (armored, no passphrase) imported into a throwaway GNUPGHOME; the
+#                        key's fingerprint must be the one SECURITY.md publishes, which
+#                        users check the key against
 #   publish FILES        the GitHub release of the tag ($GITHUB_REF_NAME) with every file of
 #                        FILES, its notes the tag's CHANGELOG section ($GH_TOKEN; gh); a rerun
 #                        replaces the files of a release already there
@@ -39,29 +45,31 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" 2>/dev/null
 usage="usage: release.sh machine | check-tag [TAG] | files OUT | images FILES OUT | sign FILES APT | publish FILES | push-images IMAGES"
 fail() { echo "FAIL release: $*" >&2; exit 1; }
-say() { printf '== release: %s\n' "$*"; }
 
 # changelog_section VERSION: CHANGELOG.md's section of VERSION, without its heading and
-# the blank lines after it: from a heading "## VERSION" or "## [VERSION]" (a date may
-# follow) to the next "## ".
+# the blank lines after it: from a heading "## VERSION - YYYY-MM-DD" or "## [VERSION] -
+# YYYY-MM-DD" to the next "## ". A section whose heading has no date (the version still
+# "Unreleased") is none.
 changelog_section() {
   awk -v version="$1" '
-    /^## / { if (found) exit; heading = $2; gsub(/[][]/, "", heading); found = heading == version; next }
+    /^## / { if (found) exit; heading = $2; gsub(/[][]/, "", heading)
+             found = heading == version && $3 == "-" && $4 ~ /^[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]$/; next }
     found && (started || NF) { started = 1; print }' "$SNOWFLAKE_PG_ROOT/CHANGELOG.md"
 }
 
 machine() {
-  local cargo_bin=${CARGO_HOME:-$HOME/.cargo}/bin
+  local cargo_bin=${CARGO_HOME:-$HOME/.cargo}/bin tool
   apt_install_missing ca-certificates curl gcc >/dev/null
   PATH=$cargo_bin:$PATH
-  if ! rust_new_enough; then
-    # The runners have rustup; a machine without it is told what it lacks.
-    command -v rustup >/dev/null || fail "Rust $RUST_MIN_VERSION or later is needed, and rustup to install it"
-    say "Rust from rustup (stable, minimal profile, clippy and rustfmt)"
-    rustup toolchain install stable --profile minimal --component clippy,rustfmt
-    rustup default stable
-  fi
-  rust_new_enough || fail "rustup's stable is $(rustc --version): older than $RUST_MIN_VERSION, which pgrx $PGRX_VERSION needs"
+  # Rust comes before this step, from rustup (the workflows' Rust step); lib.sh took the
+  # default toolchain, or another of rustup's that is recent enough (rust_toolchain_select).
+  command -v rustc >/dev/null ||
+    fail "no Rust here: Rust $RUST_MIN_VERSION or later, with clippy and rustfmt, must come first (the workflows' Rust step; elsewhere rustup)"
+  rust_toolchain_select 2>/dev/null ||
+    fail "$(rustc --version) is older than $RUST_MIN_VERSION, which pgrx $PGRX_VERSION needs, and rustup has no newer toolchain here"
+  for tool in cargo clippy-driver rustfmt; do
+    "$tool" --version >/dev/null 2>&1 || fail "$(rustc --version) has no $tool: install its toolchain with the components clippy and rustfmt"
+  done
   # Each step of a workflow is a shell of its own: GITHUB_PATH is how PATH carries over.
   if [[ -n ${GITHUB_PATH:-} ]]; then echo "$cargo_bin" >>"$GITHUB_PATH"; fi
   # A clone owned by another user (the runner's, in a container that runs as root) is
@@ -85,7 +93,7 @@ check_tag() {
   # (Into a variable, not into grep -q: that would end awk early, failing the pipe.)
   notes=$(changelog_section "$version")
   [[ $notes == *[![:space:]]* ]] ||
-    fail "CHANGELOG.md has no section headed \"## $version\" (a dated heading, not \"Unreleased\")"
+    fail "CHANGELOG.md has no section headed \"## $version - YYYY-MM-DD\" (a dated heading, not \"Unreleased\")"
   echo "ok check-tag: $tag is the version of Cargo.toml and the other version files, with a CHANGELOG section"
 }
 
@@ -133,7 +141,7 @@ images() {
 }
 
 sign() {
-  local dir=${1:?$usage} apt=${2:?$usage} keys key
+  local dir=${1:?$usage} apt=${2:?$usage} keys key published
   [[ -n ${RELEASE_GPG_KEY:-} ]] ||
     fail "RELEASE_GPG_KEY is empty: the release key's armored secret key is a secret of the repository (its release environment)"
   apt_install_missing gnupg >/dev/null
@@ -147,6 +155,11 @@ sign() {
   mapfile -t keys < <(gpg --batch --with-colons --list-secret-keys | awk -F: '$1 == "sec" { getline; print $10 }')
   ((${#keys[@]} == 1)) || fail "RELEASE_GPG_KEY holds ${#keys[@]} secret keys, not one"
   key=${keys[0]}
+  # Users check the key against the fingerprint SECURITY.md publishes: a release signed by
+  # another key would fail their check, so it is not made.
+  published=$(published_fingerprint)
+  [[ $key == "$published" ]] ||
+    fail "RELEASE_GPG_KEY's key is $key; SECURITY.md publishes ${published:-no fingerprint} as the release key's: publish this key's fingerprint there first (docs/packaging.md, \"Making a release\")"
   gpg --batch --yes --quiet --local-user "$key" --digest-algo SHA512 --armor --detach-sign \
     --output "$dir/SHA256SUMS.asc" "$dir/SHA256SUMS" || fail "signing with $key failed (a key with a passphrase?)"
   gpg --batch --armor --export --export-options export-minimal "$key" >"$dir/snowflake_pg-release-key.asc"

@@ -2,7 +2,9 @@
 # The doc test. First, with no server, what README.md, SECURITY.md and docs/*.md cite of
 # this tree: every path of it they name in code or link to is there, and every version
 # they give of the extension or pgrx is Cargo.toml's or an earlier release's
-# (tests/docs/references.py, which says where it looks). Then every ```sql block of
+# (tests/docs/references.py, which says where it looks), and every figure of a block they
+# mark as quoted from benchmark reports (<!-- figures: bench/results/... -->) is in those
+# reports (tests/docs/figures.py). Then every ```sql block of
 # README.md and docs/*.md run as written on real servers, what psql prints compared with
 # the output each shows, and the README's function and settings tables checked against
 # pg_proc and pg_settings (tests/docs/check.py, which says how, and why in Python). Two
@@ -19,6 +21,7 @@ version=${1:?usage: docs.sh 15|16|17|18}
 pg_major "$version" >/dev/null
 cd "$SNOWFLAKE_PG_ROOT"
 python3 -B tests/docs/references.py README.md SECURITY.md docs/*.md
+python3 -B tests/docs/figures.py README.md SECURITY.md docs/*.md
 stock=docs$version preload=docs$version-preload
 trap 'cluster_stop "$stock"; cluster_stop "$preload"' EXIT
 display=(timezone=UTC lc_messages=C)

@@ -13,7 +13,10 @@
 # virtual environment of their own (WORKFLOWS_VENV), installed afresh whenever the pins
 # differ from the copy a finished install leaves beside them; after that the test needs
 # no network. As root, like the other steps (the environment lives under /var/lib).
-# Usage: bash tests/workflows.sh
+# `venv` makes or checks the environment and stops there (tests/workflows/steps.sh reads
+# the workflows with its ruamel.yaml).
+# tests/workflows/steps.sh runs the workflows' steps themselves.
+# Usage: bash tests/workflows.sh [venv]
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
@@ -36,6 +39,8 @@ if ! cmp -s "$pins" "$WORKFLOWS_VENV/requirements.installed.txt"; then
   "$WORKFLOWS_VENV/bin/pip" install --quiet --disable-pip-version-check -r "$pins"
   cp "$pins" "$WORKFLOWS_VENV/requirements.installed.txt"
 fi
+
+[[ ${1:-} != venv ]] || exit 0
 
 cd "$SNOWFLAKE_PG_ROOT"
 shopt -s nullglob
