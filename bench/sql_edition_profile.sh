@@ -7,12 +7,14 @@
 # taken) cancels out, after a first backend has done what a server does once. Timings
 # move with the machine and with what else runs on it; instruction counts do not, so
 # this is how the edition's common path is judged against the generators it replaces.
-# The SQL edition twice, once on each path of its common case: the default layout, where
-# under callgrind (some fifty times slower) every call finds a new millisecond and moves
-# the slot's sequence to it (setval), and a layout of 1 s ticks, where the calls find the
-# tick of the id before and take the next number of it (nextval alone). pgbench's
-# one-row transactions take both: with 8 clients on 2 cores each session mints a few
-# ids a millisecond.
+# The SQL edition on each path of its common case: the default layout, where under
+# callgrind (some fifty times slower) every call finds a new millisecond and moves the
+# slot's sequence to it (setval), and a layout of 1 s ticks, where the calls find the tick
+# of the id before and take the next number of it (nextval alone). pgbench's one-row
+# transactions take both: with 8 clients on 2 cores each session mints a few ids a
+# millisecond. Each in both orders of the fields: the sequence right below the time,
+# following the clock inside the tick (the default layout), and below the node and slot
+# ('worker-first', 0.3.0's default, whose code is 0.3.0's).
 # Usage: bash bench/sql_edition_profile.sh [15|18]   (15 by default; valgrind and the
 # native extension installed). INSERTS [1001] sets N. Writes
 # bench/results/sql-edition-instructions-pgV.txt.
@@ -30,17 +32,23 @@ edition=$(sed -n "s/^default_version = '\(.*\)'$/\1/p" "$SNOWFLAKE_PG_ROOT/sql_e
 # The tables of bench/sql_edition.sh, and the SQL edition installed as a managed service's
 # master user would (so its code runs as a role that is not a superuser, whose rights are
 # checked), in database postgres on the default layout and in database second_ticks on
-# a layout of 1 s ticks (node 1: node 0 is postgres's).
+# a layout of 1 s ticks; in worker_first and second_ticks_worker_first, the same in the
+# worker-first order (node ids of their own: a node id is one database's).
 cluster_start "$name" "$version" $((6090 + version - 15)) "${BENCH_SETTINGS[@]}"
 trap 'cluster_stop "$name"' EXIT
 cluster_psql "$name" -q -f "$BENCH_DIR/setup.sql" -f "$BENCH_DIR/sql_edition_setup.sql" >/dev/null
-sql "$name" "CREATE DATABASE second_ticks OWNER master"
-for db in postgres second_ticks; do
+declare -A layouts=([second_ticks]='time:31/1s, sequence:22, node:2, slot:8' [worker_first]='worker-first'
+  [second_ticks_worker_first]='time:31/1s, node:2, slot:8, sequence:22')
+declare -A nodes=([second_ticks]=1 [worker_first]=2 [second_ticks_worker_first]=3)
+databases=(postgres second_ticks worker_first second_ticks_worker_first)
+for db in "${databases[@]}"; do
+  [[ $db == postgres ]] || sql "$name" "CREATE DATABASE $db OWNER master"
+  # Each install claims node 0, postgres's: the later ones warn so until configured.
   cluster_psql "$name" -q -d "$db" -U master -v schema=snowflake -f "$release/snowflake_sql--$edition.sql" >/dev/null
+  [[ $db == postgres ]] ||
+    sql "$name" "SELECT snowflake.snowflake_configure(node_id => ${nodes[$db]}, layout => '${layouts[$db]}')" -d "$db" -U master >/dev/null
 done
-sql "$name" "SELECT snowflake.snowflake_configure(node_id => 1, layout => 'time:31/1s, node:2, slot:8, sequence:22')" \
-  -d second_ticks -U master >/dev/null
-for db in postgres second_ticks; do
+for db in "${databases[@]}"; do
   sql "$name" "CREATE TABLE t_sql_edition (id bigint PRIMARY KEY DEFAULT snowflake.snowflake_next(), payload int NOT NULL)" -d "$db"
 done
 cluster_stop "$name"
@@ -61,9 +69,10 @@ instructions() {
 declare -A labels=([postgres:bigserial]='bigserial'
   [postgres:plpgsql_nextval]='definer returning nextval()' [postgres:next_id]="Instagram's next_id()"
   [postgres:uuid_generate_v7]='PL/pgSQL uuid_generate_v7()'
-  [postgres:sql_edition]='SQL edition, a new ms each call' [second_ticks:sql_edition]='SQL edition, within a tick')
+  [postgres:sql_edition]='SQL edition, a new ms each call' [second_ticks:sql_edition]='SQL edition, within a tick'
+  [worker_first:sql_edition]='the same, worker-first, a new ms' [second_ticks_worker_first:sql_edition]='the same, worker-first, a tick')
 candidates=(postgres:bigserial postgres:plpgsql_nextval postgres:next_id postgres:uuid_generate_v7
-  postgres:sql_edition second_ticks:sql_edition)
+  postgres:sql_edition second_ticks:sql_edition worker_first:sql_edition second_ticks_worker_first:sql_edition)
 {
   echo "snowflake_sql instructions per single-row insert on PostgreSQL $version ($("$bin/postgres" --version))"
   echo "command:     bash bench/sql_edition_profile.sh $version (INSERTS=$INSERTS)"

@@ -8,7 +8,9 @@
 # uniqueness and order under 200 concurrent sessions that reconnect, ROLLBACK, a spent tick,
 # a clock stepped back, poolers, read-only transactions, a hot standby, a failover to a
 # standby whose clock is behind, settings a plain role cannot change, node-id claims, an
-# upgrade, and moving a database to the native extension and back. Each check prints an
+# upgrade, the order of ids (each slot's first id of a tick at the clock), an update from
+# the previous release's files and the move to the new order, and moving a database to
+# the native extension and back. Each check prints an
 # `ok` line; the first failure prints a FAIL line and exits non-zero. pg_tle parts say SKIP
 # where scripts/setup-pg_tle.sh could not install it; native comparisons say SKIP where the
 # native extension is not installed (scripts/lib.sh's install_extension V installs it).
@@ -68,12 +70,14 @@ expect_error() {
 
 # --- Release files and servers ----------------------------------------------------------
 
-"$SNOWFLAKE_PG_ROOT/sql_edition/build.sh" "$out" >/dev/null
-release=$(sed -n "s/^default_version = '\(.*\)'$/\1/p" "$SNOWFLAKE_PG_ROOT/sql_edition/snowflake_sql.control")
+# As scripts/package.sh makes them (sql_edition_files): the pg_tle file registers an update
+# path from every earlier release.
+sql_edition_files "$out" >/dev/null
+release=$(sql_edition_version)
 # The next release (the patch number one up), built from the same source under that
 # version: the upgrade path of a psql -f install and of pg_tle.
 next=${release%.*}.$((${release##*.} + 1))
-"$SNOWFLAKE_PG_ROOT/sql_edition/build.sh" "$out" --version "$next" --from "$release" >/dev/null
+sql_edition_files "$out" "$next" >/dev/null
 psql_script=$out/snowflake_sql--$release.sql
 ok "built $(basename "$psql_script"), snowflake_sql--$release--pg_tle.sql and $next with an update path"
 
@@ -175,7 +179,7 @@ SQL
 
   # Other layouts: presets, specs and epochs, each field at 0 and at its maximum, and random
   # ids of the layout's width, through parse(id, layout) and compose(..., layout).
-  layouts=("default" "js53" "twitter" "discord" "instagram" "sonyflake"
+  layouts=("default" "worker-first" "js53" "twitter" "discord" "instagram" "sonyflake"
     "time:41, node:2, slot:8, sequence:8, gene:4" "time:63/1s" "time:1, node:31, slot:31"
     "time:37/10ms, slot:16" "time:22/1s, node:10, slot:10, sequence:10, gene:11"
     "time:31, sequence:31, gene:1, epoch:1970-01-01" "time:45/10ms, sequence:18, epoch:2024-02-29 12:00:00+05:30"
@@ -273,6 +277,7 @@ INSERT INTO bad VALUES
   ('@.snowflake_parse(1, ''time:99999999999, node:22'')'), ('@.snowflake_parse(1, ''time:0, node:31, slot:31, sequence:1'')'),
   ('@.snowflake_parse(1, ''time:64'')'), ('@.snowflake_parse(1, ''time:41, node:32'')'), ('@.snowflake_parse(1, ''time:41, node:21'')'),
   ('@.snowflake_parse(1, ''epoch:2020-01-01'')'), ('@.snowflake_parse(1, ''time:41 , node : 22 '')'), ('@.snowflake_parse(1, ''TWITTER'')'),
+  ('@.snowflake_parse(1, '' Worker-First '')'), ('@.snowflake_parse(1, ''worker first'')'),
   ('@.snowflake_encode(-1)'), ('@.snowflake_encode(1, ''base64'')'), ('@.snowflake_encode(1, ''BASE62'')'),
   ('@.snowflake_decode(''0'')'), ('@.snowflake_decode(''00000000000000'')'), ('@.snowflake_decode(''000000000000U'')'),
   ('@.snowflake_decode(''00000000000' || chr(9) || ''')'), ('@.snowflake_decode(''ZZZZZZZZZZZZZ'')'), ('@.snowflake_decode(''7ZZZZZZZZZZZZ'')'),
@@ -327,6 +332,65 @@ else
   skip "native comparisons: snowflake_pg is not installed in PostgreSQL $version (source scripts/lib.sh; install_extension $version)"
 fi
 
+# --- The order of ids: a slot's sequence starts each tick at the clock ------------------
+
+# clock_order DB ROLE SCHEMA NEXT LAYOUT: 1,000 ids of NEXT (an expression minting an id of
+# LAYOUT with the default epoch; it may use the series' i) in one session of DB as ROLE,
+# each between two reads of clock_timestamp(), every other one after a pause of 0.3 of a
+# tick, so that many start a tick. SCHEMA holds an install of the edition, whose
+# snowflake_sql_read_layout reads LAYOUT. Prints "ids|first|at clock|counted on": the ids;
+# those that are their slot's first of a tick; those of them whose pair (the time and
+# sequence fields side by side) is the clock's, floor(ticks since the epoch * 2^sequence
+# bits), at an instant between the two reads, to the clock's microsecond (a read truncates
+# the time to it) and a unit of rounding; and the ids later in their tick that are the id
+# before them plus one in the sequence.
+clock_order() {
+  q "$main" "$1" "$2" "SELECT $4 FROM (SELECT 0 AS i) i; SELECT pg_sleep(0.01);
+    CREATE TEMP TABLE o AS
+      SELECT i, clock_timestamp() AS before, $4 AS id, clock_timestamp() AS after,
+             pg_sleep(CASE WHEN i % 2 = 0 THEN 0.0003 * (s.layout).unit_ms ELSE 0 END)::text AS pause
+        FROM (SELECT $3.snowflake_sql_read_layout('$5') AS layout) s, generate_series(1, 1000) i;
+    WITH l AS (SELECT ($3.snowflake_sql_read_layout('$5')).*),
+      p AS (SELECT i, id >> l.sequence_shift AS pair, l.sequence_bits AS bits,
+                   floor((extract(epoch FROM before) * 1000000 - 1577836800000000)
+                         * 2::numeric ^ l.sequence_bits / (1000 * l.unit_ms)) AS first_unit,
+                   floor((extract(epoch FROM after) * 1000000 + 1 - 1577836800000000)
+                         * 2::numeric ^ l.sequence_bits / (1000 * l.unit_ms)) AS last_unit
+              FROM o, l),
+      f AS (SELECT *, lag(pair) OVER (ORDER BY i) AS prev FROM p)
+    SELECT count(*), count(*) FILTER (WHERE prev >> bits < pair >> bits),
+           count(*) FILTER (WHERE prev >> bits < pair >> bits AND pair BETWEEN first_unit - 1 AND last_unit + 1),
+           count(*) FILTER (WHERE prev >> bits = pair >> bits AND pair = prev + 1)
+      FROM f" | tail -1
+}
+# expect_clock_order LABEL RESULT: RESULT of clock_order, of the SQL edition: every slot's
+# first id of a tick at the clock, at least 150 of them, and every later id of the tick
+# the one before it plus one (docs/managed.md, "The order of ids").
+expect_clock_order() {
+  local ids first at_clock counted_on
+  IFS='|' read -r ids first at_clock counted_on <<<"$2"
+  ((ids == 1000 && first >= 150 && at_clock == first && counted_on == ids - first - 1)) ||
+    fail "$1: $2 (ids|first of a tick|those at the clock|later ones counted on)"
+  ok "$1: each of the $first ids that start a tick for their slot has the clock's pair (tick and fraction, to the microsecond), the $counted_on others count on from it"
+}
+expect_clock_order "the default layout's ids" "$(clock_order conform app sqled 'sqled.snowflake_next()' default)"
+# Another unit and width, and a gene below the node and slot; node 1 (node 0 is conform's).
+for layout in "js53" "time:41, sequence:8, node:2, slot:8, gene:4"; do
+  db order1
+  install_psql "$main" order1
+  q "$main" order1 master "SELECT snowflake.snowflake_configure(node_id => 1, layout => '$layout')" >/dev/null
+  minting='snowflake.snowflake_next()'
+  [[ $layout == *gene* ]] && minting='snowflake.snowflake_next(i)'
+  expect_clock_order "layout '$layout'" "$(clock_order order1 app snowflake "$minting" "$layout")"
+  sql "$main" "DROP DATABASE order1 WITH (FORCE)"
+done
+if $have_native; then
+  # The same measure of the native's ids: the rule the edition follows is the native's.
+  IFS='|' read -r _ first at_clock _ <<<"$(clock_order conform postgres sqled 'public.snowflake_next()' default)"
+  ((first >= 150 && at_clock == first)) || fail "the native's first ids of a tick: $at_clock of $first at the clock"
+  ok "the native's ids, measured alike: each of the $first that start a tick for their backend has the clock's pair"
+fi
+
 # --- Order, ROLLBACK, read-only transactions, pooler resets ------------------------------
 
 q "$main" conform postgres "CREATE TABLE minted (id bigint PRIMARY KEY DEFAULT sqled.snowflake_next(),
@@ -368,7 +432,7 @@ expect_error "$main" conform app 25006 'cannot execute nextval\(\) in a read-onl
   "SELECT sqled.snowflake_next(); BEGIN; SET TRANSACTION READ ONLY; SELECT sqled.snowflake_next()"
 PGOPTIONS='-c default_transaction_read_only=on' expect_error "$main" conform app 25006 "$read_only" \
   "SELECT sqled.snowflake_next()"
-[[ $(q "$main" conform app "BEGIN READ ONLY; SELECT sqled.snowflake_floor(now()) > 0, (sqled.snowflake_parse(1)).sequence; COMMIT") == "t|1" ]] ||
+[[ $(q "$main" conform app "BEGIN READ ONLY; SELECT sqled.snowflake_floor(now()) > 0, (sqled.snowflake_parse(1024)).sequence; COMMIT") == "t|1" ]] ||
   fail "floor and parse in a read-only transaction"
 ok "a read-only transaction: floor and parse work, snowflake_next() refuses with 25006"
 
@@ -478,6 +542,8 @@ expect_error "$main" conform app 42501 'permission denied for function snowflake
   "SELECT sqled.snowflake_sql_next_made()"
 expect_error "$main" conform app 42501 'permission denied for function snowflake_sql_compile' \
   "SELECT sqled.snowflake_sql_compile(sqled.snowflake_sql_settings())"
+expect_error "$main" conform app 42501 'permission denied for function snowflake_sql_reorder' \
+  "SELECT sqled.snowflake_sql_reorder(sqled.snowflake_sql_settings())"
 expect_error "$main" conform app 42501 'permission denied for table snowflake_life' \
   "DELETE FROM sqled.snowflake_life"
 # Another session holds a slot; a plain role that names it in the cache mints elsewhere.
@@ -544,8 +610,9 @@ q "$main" ticks master "INSERT INTO snowflake.snowflake_nodes VALUES (3, 42, 'el
 expect_error "$main" ticks master 55000 "this server's layout or epoch differs from that of node 3" \
   "SELECT snowflake.snowflake_configure(node_id => 1)"
 q "$main" ticks master "SELECT snowflake.snowflake_release_node(3)" >/dev/null
-# The node id, a one-slot layout with 4 ids per ms (the gene takes the rest), no lead.
-q "$main" ticks master "SELECT snowflake.snowflake_configure(node_id => 1, layout => 'time:41, node:2, slot:0, sequence:2, gene:18',
+# The node id, a one-slot layout with 4 ids per ms (the gene takes the rest), no lead; the
+# sequence starts each ms at the clock's quarter of it.
+q "$main" ticks master "SELECT snowflake.snowflake_configure(node_id => 1, layout => 'time:41, sequence:2, node:2, slot:0, gene:18',
   max_lead_ms => 0)" >/dev/null
 [[ $(q "$main" ticks app "SELECT (snowflake.snowflake_parse(snowflake.snowflake_next())).node_id, node_claimed FROM snowflake.snowflake_status") == "1|t" ]] ||
   fail "database ticks does not mint as node 1"
@@ -757,9 +824,11 @@ ok "slots a session holds are not given up (55006, naming slot $held_slot), and 
 # The claim of a dropped database is stale: a claim of slots overlapping it takes it over.
 sql "$main" "DROP DATABASE share3 WITH (FORCE)"
 q "$main" "${lost[0]}" master "SELECT snowflake.snowflake_configure(node_id => 1, slots => '210-255')" >/dev/null
-claims=$(q "$main" conform postgres "SELECT string_agg(rolname || ' ' || split_part(shobj_description(oid, 'pg_authid'), 'its name: ', 2), ', ' ORDER BY rolname)
+# In the order of their first slots (share1's range starts at 1 when its session held slot 0).
+claims=$(q "$main" conform postgres "SELECT string_agg(rolname || ' ' || split_part(shobj_description(oid, 'pg_authid'), 'its name: ', 2), ', '
+    ORDER BY (regexp_match(rolname, '_slots_([0-9]+)_'))[1]::integer)
   FROM pg_roles WHERE rolname LIKE 'snowflake\_sql\_node\_1\_%'")
-[[ $claims == "snowflake_sql_node_1_slots_0_${narrower#*-} share1, snowflake_sql_node_1_slots_100_199 share2, snowflake_sql_node_1_slots_210_255 ${lost[0]}" ]] ||
+[[ $claims == "snowflake_sql_node_1_slots_${narrower%-*}_${narrower#*-} share1, snowflake_sql_node_1_slots_100_199 share2, snowflake_sql_node_1_slots_210_255 ${lost[0]}" ]] ||
   fail "node 1's claims after share3 was dropped and ${lost[0]} claimed slots 210-255: $claims"
 [[ $(q "$main" "${lost[0]}" app "SELECT (snowflake.snowflake_parse(snowflake.snowflake_next())).node_id, node_claimed FROM snowflake.snowflake_status") == "1|t" ]] ||
   fail "${lost[0]} does not mint under node 1"
@@ -807,6 +876,206 @@ if $have_tle; then
   sql "$main" "DROP DATABASE tle WITH (FORCE)"
 else
   skip "pg_tle: not installed in PostgreSQL $version (bash scripts/setup-pg_tle.sh; see /var/lib/snowflake_pg/pg_tle-1.5.2-pg$version.failed.log)"
+fi
+
+# --- An update from 0.3.0, and the move to the order of the layout ------------------------
+
+# A database of 0.3.0 keeps the order it mints in: its stored layout, 0.3.0's default, is
+# now the worker-first one, and sessions still running 0.3.0's code mint in it beside
+# sessions of the new code. Its owner moves it to the new order with snowflake_configure,
+# once no session mints (docs/managed.md, "The order of ids"). 0.3.0's release files are
+# built by its own tree's sql_edition/build.sh.
+if version_before "$PREVIOUS_RELEASE" "$release"; then
+  old_tree=$(release_tree "$PREVIOUS_RELEASE" "$PREVIOUS_RELEASE_COMMIT") || fail "no tree of $PREVIOUS_RELEASE"
+  bash "$old_tree/sql_edition/build.sh" "$out/$PREVIOUS_RELEASE" >/dev/null || fail "$PREVIOUS_RELEASE's sql_edition/build.sh failed"
+  worker_first='time:41, node:2, slot:8, sequence:12'
+  default_spec='time:41, sequence:12, node:2, slot:8'
+  # slot_held_in DB: the slot another session of DB holds, once it holds one.
+  slot_held_in() {
+    local slot
+    for _ in $(seq 50); do
+      slot=$(q "$main" "$1" postgres "SELECT min(objid) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1936617335
+        AND database = (SELECT oid FROM pg_database WHERE datname = '$1')")
+      [[ -n $slot ]] && { echo "$slot"; return; }
+      sleep 0.1
+    done
+    fail "no session of $1 took a slot"
+  }
+  # one_slot_each DB: ids of table ids of DB parsed otherwise than node 1 and one slot for
+  # all the ids of a session (an id read in the wrong order shows other slots).
+  one_slot_each() {
+    q "$main" "$1" postgres "SELECT count(*) FILTER (WHERE (snowflake.snowflake_parse(id)).node_id <> $2)
+        + (SELECT count(*) FROM (SELECT pid FROM ids GROUP BY pid
+                                  HAVING count(DISTINCT (snowflake.snowflake_parse(id)).backend_slot) > 1) p)
+      FROM ids"
+  }
+
+  # psql -f: 0.3.0 installed and minting; one session holds its slot and mints in one
+  # transaction across the update, while new sessions mint with the new code.
+  db upd
+  install_psql "$main" upd snowflake "$out/$PREVIOUS_RELEASE/snowflake_sql--$PREVIOUS_RELEASE.sql"
+  q "$main" upd master "SELECT snowflake.snowflake_configure(node_id => 1);
+    CREATE TABLE ids (id bigint PRIMARY KEY, era text NOT NULL, pid int NOT NULL DEFAULT pg_backend_pid());
+    GRANT INSERT, SELECT ON ids TO app" >/dev/null
+  for era in old new reordered; do
+    echo "INSERT INTO ids (id, era) SELECT snowflake.snowflake_next(), '$era' FROM generate_series(1, 10);" >"$CLUSTERS_DIR/$main/$era.sql"
+  done
+  pgbench_run "$main" --db upd --user app -c 8 -j 2 -C -T 1 -f "$CLUSTERS_DIR/$main/old.sql" >/dev/null || fail "minting with $PREVIOUS_RELEASE"
+  updated_flag=$CLUSTERS_DIR/$main/upd.updated
+  rm -f "$updated_flag"
+  cluster_psql "$main" -qAt -d upd -U app >"$CLUSTERS_DIR/$main/upd-across.out" 2>&1 <<SQL &
+INSERT INTO ids (id, era) VALUES (snowflake.snowflake_next(), 'across');
+BEGIN;
+INSERT INTO ids (id, era) VALUES (snowflake.snowflake_next(), 'across');
+\! while [ ! -f $updated_flag ]; do sleep 0.05; done
+INSERT INTO ids (id, era) SELECT snowflake.snowflake_next(), 'across'
+  FROM generate_series(1, 1000) g, LATERAL (SELECT pg_sleep(g * 0 + 0.001)) s;
+COMMIT;
+SQL
+  across=$!
+  slot_held_in upd >/dev/null
+  install_psql "$main" upd
+  touch "$updated_flag"
+  pgbench_run "$main" --db upd --user app -c 8 -j 2 -C -T 1 -f "$CLUSTERS_DIR/$main/new.sql" >/dev/null || fail "minting after the update"
+  wait "$across" || fail "the session minting across the update: $(cat "$CLUSTERS_DIR/$main/upd-across.out")"
+  kept=$(q "$main" upd app "SELECT snowflake.snowflake_sql_version(), snowflake.snowflake_layout(),
+      (SELECT string_agg(format('%s %s', configured, layout), ', ' ORDER BY configured) FROM snowflake.snowflake_settings);
+    SELECT count(*), count(DISTINCT id), count(*) FILTER (WHERE era = 'across') FROM ids")
+  [[ $(sed -n 1p <<<"$kept") == "$release|$worker_first|f $worker_first, t $worker_first" ]] ||
+    fail "the update from $PREVIOUS_RELEASE: $(sed -n 1p <<<"$kept") (version|layout|settings)"
+  IFS='|' read -r rows distinct across_rows <<<"$(sed -n 2p <<<"$kept")"
+  ((rows == distinct && across_rows == 1002)) || fail "ids minted across the update: $rows, $distinct distinct, $across_rows of the session across it"
+  [[ $(one_slot_each upd 1) == 0 ]] || fail "ids minted across the update parse with another node, or several slots a session"
+  ok "psql -f update from $PREVIOUS_RELEASE's file: layout '$worker_first' kept; $rows ids of $PREVIOUS_RELEASE's code, of a session minting across the update and of the new code, all distinct, each parsing to its node and session's slot"
+  # A database that never configured anything keeps 0.3.0's default too, now in the
+  # configured row, which a dump of the extension keeps.
+  db upd0
+  install_psql "$main" upd0 snowflake "$out/$PREVIOUS_RELEASE/snowflake_sql--$PREVIOUS_RELEASE.sql"
+  install_psql "$main" upd0
+  kept=$(q "$main" upd0 app "SELECT snowflake.snowflake_layout(),
+    (SELECT string_agg(format('%s %s', configured, layout), ', ' ORDER BY configured) FROM snowflake.snowflake_settings)")
+  [[ $kept == "$worker_first|f $worker_first, t $worker_first" ]] ||
+    fail "the update of a database on $PREVIOUS_RELEASE's defaults: $kept (layout|settings rows)"
+  sql "$main" "DROP DATABASE upd0 WITH (FORCE)"
+  ok "an update of a database on $PREVIOUS_RELEASE's defaults keeps its layout, written as configured"
+
+  # The move to the order of the layout: refused while a session holds a slot, or to
+  # another layout (with a hint of the one it may take).
+  (q "$main" upd app "SELECT snowflake.snowflake_next(); SELECT pg_sleep(3)" >/dev/null 2>&1 &)
+  slot=$(slot_held_in upd)
+  expect_error "$main" upd master 55006 "sessions of database \"upd\" hold slots: the order of its ids cannot change while they mint.*DETAIL:  Slots held until their sessions end: $slot \\(process [0-9]+\\)" \
+    "SELECT snowflake.snowflake_configure(layout => 'default')"
+  expect_error "$main" upd master 55000 "ids have been minted under layout '$worker_first'.*HINT:  The one change allowed .*layout => '$default_spec'" \
+    "SELECT snowflake.snowflake_configure(layout => 'time:41, sequence:12, slot:8, node:2')"
+  for _ in $(seq 50); do
+    [[ $(q "$main" upd postgres "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1936617335") == 0 ]] && break
+    sleep 0.1
+  done
+  # A REPEATABLE READ transaction whose snapshot is older than the move, in a session
+  # that takes its slot after it, is refused (40001) rather than minting in the old order.
+  moved_flag=$CLUSTERS_DIR/$main/upd.moved
+  rm -f "$moved_flag"
+  cluster_psql "$main" -qAt -d upd -U app -v VERBOSITY=verbose >"$CLUSTERS_DIR/$main/upd-snapshot.out" 2>&1 <<SQL &
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT count(*) FROM ids;
+\! while [ ! -f $moved_flag ]; do sleep 0.05; done
+INSERT INTO ids (id, era) VALUES (snowflake.snowflake_next(), 'stale snapshot');
+SQL
+  snapshot_session=$!
+  for _ in $(seq 50); do
+    [[ $(q "$main" upd postgres "SELECT count(*) FROM pg_stat_activity WHERE datname = 'upd' AND state = 'idle in transaction'") == 1 ]] && break
+    sleep 0.1
+  done
+  moved_at=$(q "$main" upd master "SELECT (snowflake.snowflake_configure(layout => 'default')).reordered_at")
+  touch "$moved_flag"
+  ! wait "$snapshot_session" || fail "a REPEATABLE READ transaction older than the move minted: $(cat "$CLUSTERS_DIR/$main/upd-snapshot.out")"
+  grep -qE 'ERROR:  40001: could not serialize access due to concurrent (update|delete)' "$CLUSTERS_DIR/$main/upd-snapshot.out" ||
+    fail "a REPEATABLE READ transaction older than the move: $(cat "$CLUSTERS_DIR/$main/upd-snapshot.out")"
+  pgbench_run "$main" --db upd --user app -c 8 -j 2 -C -T 1 -f "$CLUSTERS_DIR/$main/reordered.sql" >/dev/null || fail "minting after the move"
+  moved=$(q "$main" upd app "SELECT snowflake.snowflake_layout(), count(*), count(DISTINCT id),
+      max(id) FILTER (WHERE era <> 'reordered') < min(id) FILTER (WHERE era = 'reordered'),
+      max((snowflake.snowflake_parse(id)).ts) FILTER (WHERE era <> 'reordered') < '$moved_at',
+      min((snowflake.snowflake_parse(id)).ts) FILTER (WHERE era = 'reordered') >= '$moved_at',
+      '$moved_at' <= now(),
+      count(*) FILTER (WHERE snowflake.snowflake_parse(id)::text
+                             <> snowflake.snowflake_parse(id, CASE era WHEN 'reordered' THEN 'default' ELSE 'worker-first' END)::text)
+    FROM ids")
+  IFS='|' read -r layout_now rows distinct rising before after past misread <<<"$moved"
+  [[ $layout_now == "$default_spec" && $rows == "$distinct" && $rising$before$after$past == tttt && $misread == 0 ]] ||
+    fail "after the move at $moved_at: $moved (layout|ids|distinct|new above old|old before|new from|at or before now|misread)"
+  [[ $(one_slot_each upd 1) == 0 ]] || fail "ids of both orders parse with another node, or several slots a session"
+  expect_error "$main" upd master 55000 "ids have been minted under layout '$default_spec'" \
+    "SELECT snowflake.snowflake_configure(layout => 'worker-first')"
+  ok "moved to layout '$default_spec' at $moved_at, once no session held a slot: $rows ids distinct and rising, those of earlier ticks parsing in the worker-first order, the later ones in the new; no way back"
+  if $have_native; then
+    # The native with snowflake.reordered_at the time of the move reads every id alike.
+    sql "$main" "CREATE EXTENSION snowflake_pg" -d upd
+    native_reordered() {
+      sql "$main" "SELECT public.snowflake_layout()" -d upd -c "ALTER SYSTEM $1" -c "SELECT pg_reload_conf()" >/dev/null
+    }
+    native_reordered "SET snowflake.reordered_at = '$moved_at'"
+    for _ in $(seq 50); do
+      [[ $(sql "$main" "SELECT public.snowflake_layout()" -d upd -c "SELECT current_setting('snowflake.reordered_at') <> ''" | tail -1) == t ]] && break
+      sleep 0.1
+    done
+    differ=$(q "$main" upd postgres "SELECT count(*) FILTER (WHERE public.snowflake_parse(id)::text <> snowflake.snowflake_parse(id)::text) FROM ids")
+    native_reordered "RESET snowflake.reordered_at"
+    [[ $differ == 0 ]] || fail "$differ ids parse otherwise under the native with snowflake.reordered_at = '$moved_at'"
+    ok "the native with snowflake.reordered_at = '$moved_at' parses all $rows ids as the SQL edition does"
+  fi
+  sql "$main" "DROP DATABASE upd WITH (FORCE)"
+  # Databases sharing a node id under slot ranges mint with one layout: one of them alone
+  # cannot move.
+  for i in 1 2; do
+    db "updshare$i"
+    install_psql "$main" "updshare$i"
+    q "$main" "updshare$i" master "SELECT snowflake.snowflake_configure(node_id => 1, layout => 'worker-first',
+      slots => '$(((i - 1) * 128))-$((i * 128 - 1))')" >/dev/null
+    q "$main" "updshare$i" app "SELECT snowflake.snowflake_next()" >/dev/null
+  done
+  expect_error "$main" updshare1 master 55000 'database "updshare2" of this server mints under node id 1 with another layout or epoch' \
+    "SELECT snowflake.snowflake_configure(layout => 'default')"
+  [[ $(q "$main" updshare1 app "SELECT snowflake.snowflake_layout(), reordered_at IS NULL FROM snowflake.snowflake_settings WHERE configured") == "$worker_first|t" ]] ||
+    fail "a database sharing node 1 moved alone"
+  for i in 1 2; do sql "$main" "DROP DATABASE updshare$i WITH (FORCE)"; done
+  ok "two databases sharing node 1 under slot ranges: one alone cannot move to the new order"
+
+  # pg_tle: 0.3.0 registered and created, then ALTER EXTENSION UPDATE and the move.
+  if $have_tle; then
+    db tle030
+    sql "$main" "CREATE EXTENSION pg_tle" -d tle030 -c "SET client_min_messages = warning" -c "GRANT pgtle_admin TO master"
+    cluster_psql "$main" -q -d tle030 -U master -f "$out/$PREVIOUS_RELEASE/snowflake_sql--$PREVIOUS_RELEASE--pg_tle.sql" >/dev/null ||
+      fail "registering $PREVIOUS_RELEASE with pg_tle"
+    q "$main" tle030 master "CREATE SCHEMA snowflake; GRANT USAGE ON SCHEMA snowflake TO PUBLIC;
+      SET client_min_messages = error; CREATE EXTENSION snowflake_sql SCHEMA snowflake; RESET client_min_messages;
+      SELECT snowflake.snowflake_configure(node_id => 2);
+      CREATE TABLE ids (id bigint PRIMARY KEY, era text NOT NULL, pid int NOT NULL DEFAULT pg_backend_pid());
+      GRANT INSERT, SELECT ON ids TO app" >/dev/null
+    pgbench_run "$main" --db tle030 --user app -c 4 -j 2 -C -t 10 -f "$CLUSTERS_DIR/$main/old.sql" >/dev/null || fail "minting with $PREVIOUS_RELEASE (pg_tle)"
+    cluster_psql "$main" -q -d tle030 -U master -f "$out/snowflake_sql--$release--pg_tle.sql" >/dev/null ||
+      fail "registering $release with pg_tle"
+    q "$main" tle030 master "ALTER EXTENSION snowflake_sql UPDATE" >/dev/null
+    pgbench_run "$main" --db tle030 --user app -c 4 -j 2 -C -t 10 -f "$CLUSTERS_DIR/$main/new.sql" >/dev/null || fail "minting after ALTER EXTENSION UPDATE"
+    kept=$(q "$main" tle030 app "SELECT (SELECT extversion FROM pg_extension WHERE extname = 'snowflake_sql'), snowflake.snowflake_layout()")
+    [[ $kept == "$release|$worker_first" ]] || fail "pg_tle's update from $PREVIOUS_RELEASE to $release: $kept (version|layout)"
+    moved_at=$(q "$main" tle030 master "SELECT (snowflake.snowflake_configure(layout => 'default')).reordered_at")
+    pgbench_run "$main" --db tle030 --user app -c 4 -j 2 -C -t 10 -f "$CLUSTERS_DIR/$main/reordered.sql" >/dev/null || fail "minting after the move (pg_tle)"
+    moved=$(q "$main" tle030 app "SELECT count(*), count(DISTINCT id),
+        max(id) FILTER (WHERE era = 'old') < min(id) FILTER (WHERE era = 'new')
+          AND max(id) FILTER (WHERE era = 'new') < min(id) FILTER (WHERE era = 'reordered'),
+        count(*) FILTER (WHERE snowflake.snowflake_parse(id)::text
+                               <> snowflake.snowflake_parse(id, CASE era WHEN 'reordered' THEN 'default' ELSE 'worker-first' END)::text),
+        (SELECT reordered_at = '$moved_at' FROM snowflake.snowflake_settings WHERE configured)
+      FROM ids")
+    [[ $moved == "1200|1200|t|0|t" ]] || fail "pg_tle, updated from $PREVIOUS_RELEASE and moved at $moved_at: $moved (ids|distinct|rising|misread|kept for a dump)"
+    [[ $(one_slot_each tle030 2) == 0 ]] || fail "ids of the pg_tle database parse with another node, or several slots a session"
+    sql "$main" "DROP DATABASE tle030 WITH (FORCE)"
+    ok "pg_tle: $PREVIOUS_RELEASE created, ALTER EXTENSION UPDATE to $release keeps layout '$worker_first', then the move: 1,200 ids distinct and rising, each parsing in its order; reordered_at in the configured row, which a dump keeps"
+  else
+    skip "pg_tle update from $PREVIOUS_RELEASE: pg_tle not installed in PostgreSQL $version"
+  fi
+else
+  skip "an update from $PREVIOUS_RELEASE: this tree's edition is $release"
 fi
 
 # --- Moving a database to the native extension and back ----------------------------------

@@ -1,5 +1,5 @@
 COMMENT ON FUNCTION snowflake_next() IS
-    'A new 64-bit id in the server''s layout (snowflake_layout(); by default 41 bits of ms since snowflake.epoch, 2 of node, 8 of backend slot, 12 of sequence). Use as a column default.';
+    'A new 64-bit id in the server''s layout (snowflake_layout(); by default 41 bits of ms since snowflake.epoch, 12 of sequence following the clock inside the ms, 2 of node, 8 of backend slot). Use as a column default.';
 COMMENT ON FUNCTION snowflake_next(bigint) IS
     'A new id whose gene field (its lowest bits) copies the low bits of a related key, so that id % 2^g = key % 2^g. Needs a layout with gene bits.';
 COMMENT ON FUNCTION snowflake_floor(timestamptz) IS
@@ -9,7 +9,7 @@ COMMENT ON FUNCTION snowflake_at(timestamptz, bigint) IS
 COMMENT ON FUNCTION snowflake_parse(bigint) IS
     'The parts of an id minted by snowflake_next(): time, node id, backend slot, worker id, sequence, gene.';
 COMMENT ON FUNCTION snowflake_parse(bigint, text) IS
-    'The parts of an id of another layout: a preset (default, js53, twitter, discord, instagram, sonyflake) or a spec such as ''time:41, node:5, slot:5, sequence:12, epoch:2015-01-01''.';
+    'The parts of an id of another layout: a preset (default, worker-first, js53, twitter, discord, instagram, sonyflake) or a spec such as ''time:41, node:5, slot:5, sequence:12, epoch:2015-01-01''.';
 COMMENT ON FUNCTION snowflake_compose(timestamptz, integer, integer, integer, integer, text) IS
     'The id of the given parts, in the server''s layout or the one given: the exact inverse of snowflake_parse.';
 COMMENT ON FUNCTION snowflake_layout() IS

@@ -1,5 +1,5 @@
 -- Layouts from text, as snowflake_core/src/spec.rs reads them: a preset name, or a spec
--- naming the fields from the high end down ('time:41, node:2, slot:8, sequence:12'), with
+-- naming the fields from the high end down ('time:41, sequence:12, node:2, slot:8'), with
 -- an optional unit on time ('time:37/10ms') and, for a layout given to a function, an
 -- 'epoch:<ISO 8601>' entry last. The reasons of the errors are the native ones, word
 -- for word, so that both editions refuse a bad layout alike.
@@ -31,7 +31,7 @@ SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   RAISE EXCEPTION 'invalid layout "%": %', value, reason
     USING ERRCODE = 'invalid_parameter_value',
-          DETAIL = 'Name the fields from the high end down, each with its width in bits, such as ''time:41, node:2, slot:8, sequence:12'' (time first, with an optional unit 1ms, 10ms or 1s: ''time:37/10ms''; gene last), or a preset: default, js53, twitter, discord, instagram, sonyflake.';
+          DETAIL = 'Name the fields from the high end down, each with its width in bits, such as ''time:41, sequence:12, node:2, slot:8'' (time first, with an optional unit 1ms, 10ms or 1s: ''time:37/10ms''; gene last), or a preset: default, worker-first, js53, twitter, discord, instagram, sonyflake.';
 END
 $$;
 
@@ -47,8 +47,11 @@ LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   presets constant text[][] := ARRAY[
-    ['default', 'time:41, node:2, slot:8, sequence:12'],
-    ['js53', 'time:37/10ms, node:2, slot:8, sequence:6'],
+    -- The sequence right below the time: it follows the clock inside the tick (60_next.sql).
+    ['default', 'time:41, sequence:12, node:2, slot:8'],
+    -- 0.3.0's default, in Twitter's field order: each slot's ids of a tick are a block.
+    ['worker-first', 'time:41, node:2, slot:8, sequence:12'],
+    ['js53', 'time:37/10ms, sequence:6, node:2, slot:8'],
     ['twitter', 'time:41, node:5, slot:5, sequence:12, epoch:2010-11-04T01:42:54.657Z'],
     ['discord', 'time:41, node:5, slot:5, sequence:12, epoch:2015-01-01T00:00:00Z'],
     ['instagram', 'time:40, node:13, sequence:10, epoch:2011-08-24T21:07:01.721Z'],
@@ -170,3 +173,39 @@ BEGIN
   RETURN r;
 END
 $$;
+
+-- The order of the fields, on a layout as snowflake_sql_read_layout prints it (its spec:
+-- 'name:width' entries separated by ', ', time first). As snowflake_core/src/layout.rs's
+-- sequence_follows_clock and worker_first, entry by entry, so that a field of width 0
+-- counts where the text names it.
+
+-- snowflake_sql_follows_clock(spec): whether the sequence is the field right below the
+-- time, with at least one bit: then a slot's sequence starts each tick at the clock's
+-- fraction of it (60_next.sql), and the ids of every slot sort by their minting time below
+-- the tick, as a B-tree's rightmost page wants them.
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_follows_clock(spec text) RETURNS boolean
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN pg_catalog.split_part(spec, ', ', 2) ~ '^sequence:[1-9]';
+
+-- snowflake_sql_worker_first(spec): the same fields with the sequence moved below the node
+-- and slot (above the gene), for a layout whose sequence follows the clock; any other
+-- layout as it is. The order in which a database of 0.3.0 or earlier minted its ids, and
+-- that snowflake_parse reads the ids before reordered_at in (30_settings.sql).
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_worker_first(spec text) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN CASE WHEN NOT @extschema@.snowflake_sql_follows_clock(spec) THEN spec
+  ELSE (SELECT pg_catalog.string_agg(e.entry, ', ' ORDER BY
+                 CASE WHEN e.entry LIKE 'time:%' THEN 0
+                      WHEN e.entry LIKE 'sequence:%' THEN 2
+                      WHEN e.entry LIKE 'gene:%' THEN 3 ELSE 1 END, e.n)
+          FROM pg_catalog.unnest(pg_catalog.string_to_array(spec, ', ')) WITH ORDINALITY e (entry, n)) END;
+
+-- snowflake_sql_clock_first(spec): the same fields with the sequence moved right below the
+-- time: the layout a database minting in the worker-first order may move to
+-- (snowflake_configure), when its worker-first order is this one.
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_clock_first(spec text) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN (SELECT pg_catalog.string_agg(e.entry, ', ' ORDER BY
+               CASE WHEN e.entry LIKE 'time:%' THEN 0
+                    WHEN e.entry LIKE 'sequence:%' THEN 1 ELSE 2 END, e.n)
+          FROM pg_catalog.unnest(pg_catalog.string_to_array(spec, ', ')) WITH ORDINALITY e (entry, n));

@@ -28,7 +28,12 @@ CREATE TABLE IF NOT EXISTS @extschema@.snowflake_settings (
     -- when databases of one server share the node id (50_nodes.sql). NULL in rows written
     -- before the columns came (an earlier release, or its dump restored): all slots.
     first_slot integer,
-    last_slot integer
+    last_slot integer,
+    -- When the database moved from the worker-first order of its layout to the layout's
+    -- (snowflake_configure, 50_nodes.sql): the start of the first tick in the new order.
+    -- Ids of earlier ticks parse in the worker-first order (snowflake_parse, 40_functions.sql);
+    -- none is minted before it. NULL: every id is in the layout's order.
+    reordered_at timestamptz
 );
 -- An install of an earlier release gets the columns (at the end, where a new install has
 -- them); its rows then read as all slots (snowflake_sql_settings).
@@ -38,6 +43,11 @@ BEGIN
                   WHERE attrelid = '@extschema@.snowflake_settings'::pg_catalog.regclass
                     AND attname = 'first_slot' AND NOT attisdropped) THEN
     ALTER TABLE @extschema@.snowflake_settings ADD COLUMN first_slot integer, ADD COLUMN last_slot integer;
+  END IF;
+  IF NOT EXISTS (SELECT FROM pg_catalog.pg_attribute
+                  WHERE attrelid = '@extschema@.snowflake_settings'::pg_catalog.regclass
+                    AND attname = 'reordered_at' AND NOT attisdropped) THEN
+    ALTER TABLE @extschema@.snowflake_settings ADD COLUMN reordered_at timestamptz;
   END IF;
 END
 $slot_columns$;
@@ -138,6 +148,22 @@ BEGIN
 END
 $$;
 REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_settings_row(boolean, integer, text, text, integer, text) FROM PUBLIC;
+
+-- An install of an earlier release keeps the layout it mints with, whatever the default
+-- is now: its ids and the code of sessions still running parse and mint in that layout's
+-- order. Where it only has the defaults row and that row's layout is no longer the default
+-- one (0.3.0's default, 'time:41, node:2, slot:8, sequence:12', is now 'worker-first'), the
+-- row is written again as configured: a dump keeps only the configured row, and a restore's
+-- CREATE EXTENSION writes the defaults of the release it runs. The move to the new order is
+-- the owner's to make, by snowflake_configure (50_nodes.sql).
+INSERT INTO @extschema@.snowflake_settings
+SELECT true, d.node_id, d.layout, d.epoch, d.max_lead_ms, d.epoch_ms, d.unit_ms, d.total_bits,
+       d.time_bits, d.time_shift, d.node_bits, d.node_shift, d.slot_bits, d.slot_shift,
+       d.sequence_bits, d.sequence_shift, d.gene_bits, d.first_slot, d.last_slot, d.reordered_at
+  FROM @extschema@.snowflake_settings d
+ WHERE NOT d.configured
+   AND d.layout <> (@extschema@.snowflake_sql_read_layout('default')).spec
+   AND NOT EXISTS (SELECT FROM @extschema@.snowflake_settings c WHERE c.configured);
 
 -- The defaults: those of a stock native server (node 0, the default layout, epoch
 -- 2020-01-01, a lead bound of 1 s).

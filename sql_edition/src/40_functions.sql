@@ -99,7 +99,10 @@ BEGIN
 END
 $$;
 
--- snowflake_parse(id): the parts of an id of this database's layout.
+-- snowflake_parse(id): the parts of an id of this database's layout. In a database that
+-- moved to its layout's order (reordered_at, 30_settings.sql), an id of an earlier tick is
+-- in the worker-first order of the same fields, as the native's snowflake.reordered_at
+-- reads it: both orders share the time field, so the tick tells which order an id has.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_parse(id bigint)
 RETURNS @extschema@.snowflake_parts
 LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
@@ -111,6 +114,11 @@ DECLARE
 BEGIN
   SELECT * INTO s FROM @extschema@.snowflake_settings ORDER BY configured DESC LIMIT 1;
   l := @extschema@.snowflake_sql_layout_of(s);
+  IF s.reordered_at IS NOT NULL
+     AND @extschema@.snowflake_sql_field(id, l.time_bits, l.time_shift)
+         < floor((@extschema@.snowflake_sql_ms_of(s.reordered_at) - s.epoch_ms) / s.unit_ms) THEN
+    l := @extschema@.snowflake_sql_read_layout(@extschema@.snowflake_sql_worker_first(s.layout));
+  END IF;
   r := @extschema@.snowflake_sql_parts(id, l, s.epoch_ms);
   RETURN r;
 END

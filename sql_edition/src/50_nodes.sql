@@ -296,12 +296,74 @@ END
 $$;
 REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_give_up_slots(@extschema@.snowflake_settings, integer[]) FROM PUBLIC;
 
+-- snowflake_sql_reorder(settings): readies a database that has minted in the worker-first
+-- order of a layout (0.3.0's default, 'time:41, node:2, slot:8, sequence:12') to mint in
+-- the order where the sequence sits right below the time (snowflake_configure). Two ids of
+-- one tick, one in each order, can be equal, so no tick may hold ids of both, and
+-- snowflake_parse must know which order an id has. Returns the start of the first tick of
+-- the new order, which the settings keep as reordered_at: ids of earlier ticks parse in
+-- the worker-first order, and none is minted before it.
+-- - Refused while another session of the database holds a slot: the code it runs was made
+--   for the old order, and would go on minting in it. Every slot of the range is locked
+--   until the change commits, so that no session takes one meanwhile; a session that takes
+--   one later runs code made from the new settings (snowflake_sql_take_slot's checks).
+-- - The first tick of the new order lies past every slot's last pair, which may be up to
+--   the lead bound ahead of the clock (waited out, as snowflake_sql_give_up_slots does),
+--   and at the clock.
+-- - Every slot's sequence is raised to the pair just below that tick, so that no slot mints
+--   before it, even under a clock that steps back later (within the lead bound).
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_reorder(s @extschema@.snowflake_settings)
+RETURNS timestamptz LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  held text;
+  first_tick bigint;
+  excess_ms bigint;
+BEGIN
+  SELECT string_agg(format('%s (process %s)', l.objid, l.pid), ', ' ORDER BY l.objid) INTO held
+    FROM pg_locks l
+   WHERE l.locktype = 'advisory' AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+     AND l.classid = 1936617335 AND l.objsubid = 2 AND l.granted AND l.pid <> pg_backend_pid();
+  IF held IS NULL THEN
+    SELECT string_agg(i::text, ', ' ORDER BY i) INTO held
+      FROM generate_series(s.first_slot, s.last_slot) i WHERE NOT pg_try_advisory_xact_lock(1936617335, i);
+  END IF;
+  IF held IS NOT NULL THEN
+    RAISE EXCEPTION 'sessions of database "%" hold slots: the order of its ids cannot change while they mint', current_database()
+      USING ERRCODE = 'object_in_use',
+            DETAIL = format('Slots held until their sessions end: %s. Their code mints in the order of layout ''%s'', and an id of that order can equal one of the new order minted in the same tick.', held, s.layout),
+            HINT = 'Stop the applications that mint ids in this database (or end those sessions), then configure again.';
+  END IF;
+  -- Past every slot's last pair, those of slots the database minted under before a change
+  -- of its range included; at the clock.
+  SELECT greatest((max(pg_sequence_last_value(@extschema@.snowflake_sql_slot_sequence(i))) >> s.sequence_bits) + 1,
+                  (round(date_part('epoch', clock_timestamp()) * 1000000)::bigint / 1000 - s.epoch_ms) / s.unit_ms)
+    INTO first_tick FROM generate_series(0, 1023) i;
+  excess_ms := first_tick * s.unit_ms + s.epoch_ms - round(date_part('epoch', clock_timestamp()) * 1000000)::bigint / 1000;
+  IF excess_ms > s.max_lead_ms + 1000 THEN
+    RAISE EXCEPTION 'the system clock is % ms behind the last snowflake id of this database', excess_ms
+      USING ERRCODE = 'object_not_in_prerequisite_state',
+            DETAIL = 'The first id of the new order must lie above it.',
+            HINT = 'Retry once the clock has caught up.';
+  ELSIF excess_ms > 0 THEN
+    PERFORM pg_sleep(excess_ms / 1000.0);
+  END IF;
+  FOR i IN 0 .. 1023 LOOP
+    PERFORM setval(@extschema@.snowflake_sql_slot_sequence(i), (first_tick << s.sequence_bits) - 1);
+  END LOOP;
+  RETURN timestamptz '1970-01-01 00:00:00+00' + (first_tick * s.unit_ms + s.epoch_ms) * interval '1 millisecond';
+END
+$$;
+REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_reorder(@extschema@.snowflake_settings) FROM PUBLIC;
+
 -- snowflake_configure(node_id, layout, epoch, max_lead_ms, slots): sets what is given,
 -- keeps the rest, checks every value as the native checks its settings, and claims the
 -- node id's slots. Only the installing role may run it (or a role it grants EXECUTE to):
 -- a plain role can neither change the settings nor mint as another node. The layout and
 -- the epoch change the meaning of every id, so they may change only while no id has been
--- minted.
+-- minted; but for one move, from the worker-first order of a layout to the layout's own
+-- (snowflake_sql_reorder), once: the settings keep when it happened, and every id keeps
+-- its meaning.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_configure(node_id integer DEFAULT NULL,
     layout text DEFAULT NULL, epoch text DEFAULT NULL, max_lead_ms integer DEFAULT NULL,
     slots text DEFAULT NULL)
@@ -312,6 +374,9 @@ DECLARE
   cur @extschema@.snowflake_settings := @extschema@.snowflake_sql_settings();
   new @extschema@.snowflake_settings;
   leaving integer[];
+  -- The layout that a database minting in a worker-first order may move to.
+  proposal constant text := @extschema@.snowflake_sql_clock_first(cur.layout);
+  refused text;
 BEGIN
   new := @extschema@.snowflake_sql_settings_row(true, coalesce(node_id, cur.node_id),
       coalesce(layout, cur.layout),
@@ -320,12 +385,28 @@ BEGIN
       -- Left out, the slots stay; all of them stay all, whatever the layout numbers.
       coalesce(slots, CASE WHEN pg_catalog.lower_inf(@extschema@.snowflake_sql_claimed_slots(cur)) THEN 'all'
                            ELSE format('%s-%s', cur.first_slot, cur.last_slot) END));
-  IF (new.layout, new.epoch_ms) IS DISTINCT FROM (cur.layout, cur.epoch_ms)
-     AND @extschema@.snowflake_sql_minted() THEN
-    RAISE EXCEPTION 'ids have been minted under layout ''%'' and epoch %; the layout and the epoch cannot change',
-        cur.layout, @extschema@.snowflake_sql_format_ms(cur.epoch_ms)
-      USING ERRCODE = 'object_not_in_prerequisite_state',
-            DETAIL = 'Another layout or epoch misparses the ids minted already, and can mint them again.';
+  IF (new.layout, new.epoch_ms) IS NOT DISTINCT FROM (cur.layout, cur.epoch_ms) THEN
+    new.reordered_at := cur.reordered_at;
+  ELSIF NOT @extschema@.snowflake_sql_minted() THEN
+    new.reordered_at := NULL;
+  ELSIF new.epoch_ms = cur.epoch_ms AND cur.reordered_at IS NULL
+        AND @extschema@.snowflake_sql_follows_clock(new.layout)
+        AND @extschema@.snowflake_sql_worker_first(new.layout) = cur.layout THEN
+    -- The claims checked first: the sequences that the move raises stay raised whatever
+    -- refuses the change after it.
+    PERFORM @extschema@.snowflake_sql_claim(new, false);
+    new.reordered_at := @extschema@.snowflake_sql_reorder(cur);
+  ELSE
+    refused := format('ids have been minted under layout ''%s'' and epoch %s; the layout and the epoch cannot change',
+                      cur.layout, @extschema@.snowflake_sql_format_ms(cur.epoch_ms));
+    IF cur.reordered_at IS NULL AND @extschema@.snowflake_sql_follows_clock(proposal)
+       AND @extschema@.snowflake_sql_worker_first(proposal) = cur.layout THEN
+      RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state', MESSAGE = refused,
+            DETAIL = 'Another layout or epoch misparses the ids minted already, and can mint them again.',
+            HINT = format('The one change allowed moves the sequence right below the time, which keeps the meaning of every id: layout => ''%s'' (docs/managed.md, "The order of ids").', proposal);
+    END IF;
+    RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state', MESSAGE = refused,
+          DETAIL = 'Another layout or epoch misparses the ids minted already, and can mint them again.';
   END IF;
   leaving := ARRAY(SELECT i FROM generate_series(cur.first_slot, cur.last_slot) i
                     WHERE i NOT BETWEEN new.first_slot AND new.last_slot);
@@ -334,6 +415,11 @@ BEGIN
   END IF;
   DELETE FROM @extschema@.snowflake_settings s WHERE s.configured;
   INSERT INTO @extschema@.snowflake_settings SELECT new.*;
+  -- The defaults row written again, unchanged: with the configured row deleted, every row
+  -- a transaction's snapshot may hold is changed, and a REPEATABLE READ transaction begun
+  -- before this one commits fails to take a slot under the old settings
+  -- (snowflake_sql_take_slot) rather than mint under them.
+  UPDATE @extschema@.snowflake_settings s SET configured = s.configured WHERE NOT s.configured;
   -- snowflake_next() carries the settings in its code (60_next.sql): made again.
   PERFORM @extschema@.snowflake_sql_compile(new);
   IF (new.node_id, @extschema@.snowflake_sql_claimed_slots(new))

@@ -18,9 +18,28 @@
 -- transactions that roll back, a slot handed over continues where its last holder
 -- stopped, in the same millisecond too, and a promoted standby knows what its primary's
 -- slots handed out as far as the WAL it received. Each call: nextval; if that pair's tick
--- is behind the clock, setval to the clock's tick. A pair ahead of the clock (a burst that
--- spent its tick, or a clock stepped back) is taken up to max_lead_ms ahead; past that a
--- short wait (10 ms, or one tick of a longer unit) is slept out and a longer one refused.
+-- is behind the clock, setval to the clock's pair (below). A pair ahead of the clock (a
+-- burst that spent its tick, or a clock stepped back) is taken up to max_lead_ms ahead;
+-- past that a short wait (10 ms, or one tick of a longer unit) is slept out and a longer
+-- one refused.
+--
+-- The sequence and the clock. Where the layout puts the sequence right below the time
+-- (snowflake_sql_follows_clock, 10_layout.sql; the default layout), the clock is read in
+-- units of the sequence, 2^-sequence_bits of a tick, so that the clock's pair is its tick
+-- and its fraction of the tick scaled to the sequence, floor(fraction * 2^sequence_bits),
+-- as the native's generator (snowflake_core/src/generator.rs) takes it. A slot's first id
+-- of a tick is that pair (also when nextval took the tick at sequence 0 after a spent one,
+-- or a wait for a spent tick let the clock pass the pair), and its next ids of the tick
+-- count on from it: ids of many slots sort by the time each slot began minting in the tick,
+-- and concurrent inserts reach the primary key's B-tree nearly in key order
+-- (docs/managed.md, "The order of ids"). The native also takes the clock's pair within a
+-- tick whenever the clock's fraction is ahead of the last sequence. Here that is a setval
+-- at nearly every call (the clock moves by several units of the sequence between two
+-- calls), and setval writes WAL at each call, where nextval writes it once every 32:
+-- counted by bench/sql_edition_profile.sh on PostgreSQL 15, a call within a tick took
+-- 169,053 instructions that way, 16% more than 0.3.0's 145,685, where the order was to
+-- cost at most 5% more; by this rule it takes 148,906 (docs/managed.md, "Speed"). On other
+-- layouts, 0.3.0's rule: a new tick starts the sequence at 0.
 --
 -- Code. snowflake_next() and snowflake_next(gene) are made by snowflake_sql_compile, below,
 -- with the settings and the slots' sequences as constants: a call reads no table.
@@ -103,7 +122,7 @@ DECLARE
   cached pg_catalog.text := pg_catalog.current_setting('snowflake_sql.slot', true);
   slot integer := CASE WHEN cached OPERATOR(pg_catalog.<>) '' THEN cached::integer END;
   t bigint;
-  v bigint;
+  v bigint;{CLOCK_PAIR_DECLARATION}
 BEGIN
   {GENE_CHECK}
   -- The cached slot, proven ours. In a read-only transaction the first call of a session
@@ -124,13 +143,15 @@ BEGIN
   -- function or operator in it costs about as much as the call's own work
   -- (docs/managed.md, "Speed").
   v := pg_catalog.nextval(('{SEQUENCES}'::pg_catalog.regclass[])[slot]);
-  -- The clock's tick since the epoch, rounded down: date_part's seconds as a float8 (to
-  -- within a fraction of a microsecond), the half tick taken off before the rounding cast.
-  -- Before the epoch it is negative.
-  t := (pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) {TICKS_PER_SECOND}::pg_catalog.float8
-        OPERATOR(pg_catalog.-) {EPOCH_TICKS_AND_A_HALF}::pg_catalog.float8)::bigint;
-  -- The pair's tick is the clock's (LEAST: a clock past the time field never is).
-  IF v IS NULL OR (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.<>) LEAST(t, {MAX_TICKS}) THEN
+  -- The clock since the epoch, {CLOCK_UNIT}, rounded down: date_part's seconds as a float8
+  -- (to within a fraction of a microsecond, the clock's own step, which is a few units of
+  -- a sequence of 12 bits or more), half a unit taken off before the rounding cast. Before
+  -- the epoch it is negative.
+  {CLOCK} := (pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) {CLOCK_PER_SECOND}::pg_catalog.float8
+        OPERATOR(pg_catalog.-) {EPOCH_CLOCK_AND_A_HALF}::pg_catalog.float8)::bigint;
+  -- The pair's tick is the clock's (LEAST: a clock past the time field never is){BORROWED_TEST_WHY}.
+  IF v IS NULL OR (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.<>) LEAST({CLOCK_TICK}, {MAX_TICKS}){BORROWED_TEST} THEN
+    {TICK_OF_CLOCK}
     IF v IS NULL THEN
       PERFORM @extschema@.snowflake_sql_refuse('no such slot', cached);
     ELSIF (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.<) t THEN
@@ -144,20 +165,19 @@ BEGIN
         PERFORM @extschema@.snowflake_sql_warn_epoch_end();
       END IF;
       -- An assignment, not PERFORM: no query of its own.
-      v := pg_catalog.setval(('{SEQUENCES}'::pg_catalog.regclass[])[slot], t OPERATOR(pg_catalog.<<) {SEQUENCE_BITS});
+      v := pg_catalog.setval(('{SEQUENCES}'::pg_catalog.regclass[])[slot], {PAIR_OF_CLOCK});
     ELSIF t OPERATOR(pg_catalog.<) 0
           OR (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.>) LEAST(t OPERATOR(pg_catalog.+) {LEAD}, {MAX_TICKS}) THEN
       -- Before the epoch, past the lead bound, or past the time field: refused or waited out.
-      PERFORM @extschema@.snowflake_sql_wait(v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}, v, t, {EPOCH_MS}, {UNIT_MS}, {LEAD}, {SEQUENCE_BITS}, {MAX_LEAD_MS}, {MAX_TICKS});
-    ELSE
+      PERFORM @extschema@.snowflake_sql_wait(v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}, v, t, {EPOCH_MS}, {UNIT_MS}, {LEAD}, {SEQUENCE_BITS}, {MAX_LEAD_MS}, {MAX_TICKS});{AFTER_WAIT}
+    {BORROWED_BRANCH}ELSE
       -- Ahead within the lead bound: counted for the status (55_counters.sql).
       PERFORM @extschema@.snowflake_sql_note_ahead(v, t, {SEQUENCE_BITS}, {UNIT_MS});
     END IF;
-    -- Ahead of the clock (a spent tick, a clock stepped back): the pair's tick is the id's.
-    t := v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS};
+    {TICK_OF_PAIR}
   END IF;
-  -- The id from t, the pair's tick now, and v (snowflake_sql_compile writes it); the node
-  -- and slot fields of each slot are one constant of the array.
+  -- The id from the pair v (snowflake_sql_compile writes it); the node and slot fields of
+  -- each slot are one constant of the array.
   RETURN {ID};
 END
 $body$;
@@ -257,7 +277,7 @@ BEGIN
     WHEN 'no gene bits' THEN
       RAISE EXCEPTION 'this server''s layout has no gene bits'
         USING ERRCODE = 'object_not_in_prerequisite_state',
-              HINT = 'Give the layout a gene field, such as ''time:41, node:2, slot:8, sequence:8, gene:4'' (snowflake_configure, before any id is minted), or call snowflake_next() without a gene.';
+              HINT = 'Give the layout a gene field, such as ''time:41, sequence:8, node:2, slot:8, gene:4'' (snowflake_configure, before any id is minted), or call snowflake_next() without a gene.';
   END CASE;
 END
 $$;
@@ -285,6 +305,20 @@ DECLARE
   excess_ms bigint;
   seq regclass;
 BEGIN
+  -- In a REPEATABLE READ or SERIALIZABLE transaction the settings read above are those of
+  -- its snapshot, which may be older than a snowflake_configure committed since. Code made
+  -- from them, if the session still runs it, would take a slot and mint under settings no
+  -- longer in force (after a move to the layout's order, ids of the worker-first order in
+  -- ticks of the new one, which can equal ids of the new order); the code made from the
+  -- settings in force would find them other than its own, and hand over to a compile that
+  -- reads the code of the same snapshot, without end. Locking the row read fails instead
+  -- with PostgreSQL's serialization failure (40001), which clients retry, when a
+  -- transaction committed since the snapshot changed it: snowflake_configure changes every
+  -- row of the table (50_nodes.sql). READ COMMITTED reads the settings as committed when
+  -- the statement above began.
+  IF current_setting('transaction_isolation') <> 'read committed' THEN
+    PERFORM FROM @extschema@.snowflake_settings x ORDER BY x.configured DESC LIMIT 1 FOR SHARE;
+  END IF;
   IF fingerprint IS DISTINCT FROM @extschema@.snowflake_sql_fingerprint(s) THEN
     PERFORM @extschema@.snowflake_sql_compile(s);
     RETURN NULL;
@@ -366,6 +400,14 @@ SET search_path = pg_catalog, pg_temp SET check_function_bodies = off AS $compil
 DECLARE
   fingerprint constant text := @extschema@.snowflake_sql_fingerprint(s);
   template constant text := @extschema@.snowflake_sql_template();
+  -- Whether the sequence follows the clock (the top of this file): then the clock is read
+  -- in units of the sequence, 2^sequence_bits of them a tick, and else in ticks. Within
+  -- the time field the clock's pair fits a bigint as the id does; a clock so far past it
+  -- that the pair passes 2^63 (the time and sequence fields filling 62 or 63 bits) fails
+  -- the cast with 22003 rather than 55000, "the time field of the layout is full": no id
+  -- either way.
+  follows constant boolean := @extschema@.snowflake_sql_follows_clock(s.layout);
+  units constant bigint := CASE WHEN follows THEN 1::bigint << s.sequence_bits ELSE 1 END;
   code text;
   code_plain text;
   code_gene text;
@@ -375,20 +417,60 @@ BEGIN
                FROM 'fingerprint ([0-9a-f]{32})') IS NOT DISTINCT FROM fingerprint THEN
     RETURN;
   END IF;
-  -- The id. With the sequence field at the low end, as in the default layout, the pair v
-  -- is t << sequence_bits plus the sequence: the id is t times (2^time_shift -
-  -- 2^sequence_bits), plus v, plus the node and slot fields, three operators where the
-  -- fields one by one take four (each costs a call as much as its own work, above).
-  -- Else the fields are put in place one by one. Parenthesized: PostgreSQL gives the
-  -- OPERATOR() forms one precedence, left to right.
-  code := replace(template, '{ID}', CASE WHEN s.sequence_shift = 0 THEN
+  -- The id. With the sequence right below the time, the pair v is the time and sequence
+  -- fields side by side: the id is v times 2^sequence_shift, plus the node and slot
+  -- fields, two operators. With the sequence field at the low end, as in the worker-first
+  -- layout, the pair v is t << sequence_bits plus the sequence: the id is t times
+  -- (2^time_shift - 2^sequence_bits), plus v, plus the node and slot fields, three
+  -- operators where the fields one by one take four (each costs a call as much as its
+  -- own work, above). Else the fields are put in place one by one. Parenthesized:
+  -- PostgreSQL gives the OPERATOR() forms one precedence, left to right.
+  code := replace(template, '{ID}', CASE WHEN follows THEN
+      format('v OPERATOR(pg_catalog.*) %s::bigint OPERATOR(pg_catalog.+) (''%s''::pg_catalog.int8[])[slot]',
+             1::bigint << s.sequence_shift, '{NODE_AND_SLOT_PARTS}')
+    WHEN s.sequence_shift = 0 THEN
       format('t OPERATOR(pg_catalog.*) %s::bigint OPERATOR(pg_catalog.+) v OPERATOR(pg_catalog.+) (''%s''::pg_catalog.int8[])[slot]',
              (1::bigint << s.time_shift) - (1::bigint << s.sequence_bits), '{NODE_AND_SLOT_PARTS}')
     ELSE
       format('(t OPERATOR(pg_catalog.<<) %s) OPERATOR(pg_catalog.|) (''%s''::pg_catalog.int8[])[slot] OPERATOR(pg_catalog.|) ((v OPERATOR(pg_catalog.&) %s::bigint) OPERATOR(pg_catalog.<<) %s)',
              s.time_shift, '{NODE_AND_SLOT_PARTS}', (1::bigint << s.sequence_bits) - 1, s.sequence_shift)
     END || ' {GENE_PART}');
-  code := replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
+  -- The clock, and what the rare paths take of it: its tick t, and the pair a new tick
+  -- starts at.
+  code := CASE WHEN follows THEN
+      replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(code,
+        '{CLOCK_PAIR_DECLARATION}', E'\n  c bigint;'),
+        '{CLOCK_UNIT}', 'in units of the sequence (2^-{SEQUENCE_BITS} of a tick)'),
+        '{CLOCK}', 'c'),
+        '{CLOCK_TICK}', '(c OPERATOR(pg_catalog.>>) {SEQUENCE_BITS})'),
+        '{TICK_OF_CLOCK}', 't := c OPERATOR(pg_catalog.>>) {SEQUENCE_BITS};'),
+        '{PAIR_OF_CLOCK}', 'c'),
+        -- After a tick whose sequence was spent, nextval's pair is the next tick's at
+        -- sequence 0: when that tick is the clock's, its first id takes the clock's pair
+        -- too, as a new tick's does.
+        '{BORROWED_TEST_WHY}', E', and not\n  -- the first of a tick that nextval took at sequence 0 after a spent one'),
+        '{BORROWED_TEST}', ' OR (v OPERATOR(pg_catalog.&) {SEQUENCE_MASK}::bigint) OPERATOR(pg_catalog.=) 0'),
+        '{BORROWED_BRANCH}', E'ELSIF (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.=) t THEN\n      -- The clock''s tick, taken at sequence 0 after a spent one: the clock''s pair instead.\n      v := pg_catalog.setval((''{SEQUENCES}''::pg_catalog.regclass[])[slot], c);\n    '),
+        -- After a wait for a spent tick the clock may have passed the pair (the native
+        -- reads it again): the clock's pair then, within the time field.
+        '{AFTER_WAIT}', E'\n      c := (pg_catalog.date_part(''epoch'', pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) {CLOCK_PER_SECOND}::pg_catalog.float8\n            OPERATOR(pg_catalog.-) {EPOCH_CLOCK_AND_A_HALF}::pg_catalog.float8)::bigint;\n      IF v OPERATOR(pg_catalog.<) c AND (c OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.<=) {MAX_TICKS} THEN\n        v := pg_catalog.setval((''{SEQUENCES}''::pg_catalog.regclass[])[slot], c);\n      END IF;'),
+        -- The id is made of v alone.
+        '{TICK_OF_PAIR}', '')
+    ELSE
+      replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(code,
+        '{CLOCK_PAIR_DECLARATION}', ''),
+        '{CLOCK_UNIT}', 'in ticks'),
+        '{CLOCK}', 't'),
+        '{CLOCK_TICK}', 't'),
+        '{TICK_OF_CLOCK}', ''),
+        '{PAIR_OF_CLOCK}', 't OPERATOR(pg_catalog.<<) {SEQUENCE_BITS}'),
+        '{BORROWED_TEST_WHY}', ''),
+        '{BORROWED_TEST}', ''),
+        '{BORROWED_BRANCH}', ''),
+        '{AFTER_WAIT}', ''),
+        '{TICK_OF_PAIR}', E'-- Ahead of the clock (a spent tick, a clock stepped back): the pair''s tick is the id''s.\n    t := v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS};')
+    END;
+  code := replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
       code, '{FINGERPRINT}', fingerprint),
       -- The database's slots only, under their own numbers: a slot outside its range (a
       -- number SET by hand) finds no sequence, which the code refuses.
@@ -397,11 +479,12 @@ BEGIN
       '{NODE_AND_SLOT_PARTS}', format('[%s:%s]=%s', s.first_slot, s.last_slot,
           (SELECT array_agg((s.node_id::bigint << s.node_shift) | (i::bigint << s.slot_shift) ORDER BY i)
              FROM generate_series(s.first_slot, s.last_slot) i))),
-      '{TICKS_PER_SECOND}', (1000 / s.unit_ms)::text),
-      '{EPOCH_TICKS_AND_A_HALF}', (s.epoch_ms::numeric / s.unit_ms + 0.5)::text),
+      '{CLOCK_PER_SECOND}', (1000 / s.unit_ms * units)::text),
+      '{EPOCH_CLOCK_AND_A_HALF}', (s.epoch_ms::numeric / s.unit_ms * units + 0.5)::text),
       '{EPOCH_MS}', s.epoch_ms::text),
       '{UNIT_MS}', s.unit_ms::text),
       '{SEQUENCE_BITS}', s.sequence_bits::text),
+      '{SEQUENCE_MASK}', ((1::bigint << s.sequence_bits) - 1)::text),
       '{LEAD}', (s.max_lead_ms / s.unit_ms)::text),
       '{MAX_LEAD_MS}', s.max_lead_ms::text),
       '{MAX_TICKS}', (9223372036854775807 >> (63 - s.time_bits))::text),

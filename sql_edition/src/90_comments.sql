@@ -6,7 +6,7 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN '@version@';
 
 COMMENT ON FUNCTION @extschema@.snowflake_next() IS
-    'A new 64-bit id in the database''s layout (snowflake_layout(); by default 41 bits of ms since the epoch, 2 of node, 8 of slot, 12 of sequence). Use as a column default. SQL edition: the slot is one the session holds while it lives.';
+    'A new 64-bit id in the database''s layout (snowflake_layout(); by default 41 bits of ms since the epoch, 12 of sequence, 2 of node, 8 of slot). Use as a column default. SQL edition: the slot is one the session holds while it lives.';
 COMMENT ON FUNCTION @extschema@.snowflake_next(bigint) IS
     'A new id whose gene field (its lowest bits) copies the low bits of a related key, so that id % 2^g = key % 2^g. Needs a layout with gene bits.';
 COMMENT ON FUNCTION @extschema@.snowflake_floor(timestamptz) IS
@@ -16,7 +16,7 @@ COMMENT ON FUNCTION @extschema@.snowflake_at(timestamptz, bigint) IS
 COMMENT ON FUNCTION @extschema@.snowflake_parse(bigint) IS
     'The parts of an id minted by snowflake_next(): time, node id, backend slot, worker id, sequence, gene.';
 COMMENT ON FUNCTION @extschema@.snowflake_parse(bigint, text) IS
-    'The parts of an id of another layout: a preset (default, js53, twitter, discord, instagram, sonyflake) or a spec such as ''time:41, node:5, slot:5, sequence:12, epoch:2015-01-01''.';
+    'The parts of an id of another layout: a preset (default, worker-first, js53, twitter, discord, instagram, sonyflake) or a spec such as ''time:41, node:5, slot:5, sequence:12, epoch:2015-01-01''.';
 COMMENT ON FUNCTION @extschema@.snowflake_compose(timestamptz, integer, integer, integer, integer, text) IS
     'The id of the given parts, in the database''s layout or the one given: the exact inverse of snowflake_parse.';
 COMMENT ON FUNCTION @extschema@.snowflake_layout() IS
