@@ -83,7 +83,7 @@ CLIENTS_NODE=${CLIENTS_NODE:-/var/lib/snowflake_pg/clients-node}
 # 5480+V, tests/docs.sh 5500+V and 5520+V, tests/clients.sh 5560+V, 5580+V and (pgbouncer)
 # 5540+V, bench/run.sh 5700+V (and 5750+), tests/sql_edition.sh 6000 to 6079,
 # tests/package.sh 6600+V to 6640+V, tests/images.sh 6660+V and 6680+V,
-# tests/apt_repository.sh 6690 to 6699.
+# tests/apt_repository.sh 6690 to 6699, tests/install_paths.sh 6100 to 6110.
 declare -gA PG_MAJORS=(
   [15]="/usr/lib/postgresql/15/bin/pg_config 6200" # Debian's postgresql-15
   [16]="$PG16_HOME/bin/pg_config 6300"              # the pgserver wheel (16.2)
@@ -226,6 +226,27 @@ debian_root_make() {
   echo "debootstrap $debootstrapped s, packages $(seconds_since "$began") s"
 }
 
+# debian_server_root V ARCH: the clean Debian root of ARCH with Debian's own PostgreSQL V,
+# of the release that packages V (debian_release_of; experimental's server, client and
+# libpq over sid: not `-t experimental`, which would take experimental's perl too, which
+# does not install there), kept under /var/lib/snowflake_pg/roots as RELEASE-ARCH-pgV and
+# made unless there (debian_root_make, whose seconds go to stderr); prints its path (for
+# tests/install_paths.sh and tests/workflows/steps.sh).
+debian_server_root() {
+  local v=$1 arch=$2 release dir packages times
+  release=$(debian_release_of "$v")
+  if [[ -z $release ]]; then echo "no Debian release packages PostgreSQL $v" >&2; return 1; fi
+  dir=/var/lib/snowflake_pg/roots/$release-$arch-pg$v packages=("postgresql-$v")
+  if [[ $release == experimental ]]; then
+    packages=("postgresql-$v/experimental" "postgresql-client-$v/experimental" libpq5/experimental)
+  fi
+  if [[ ! -d $dir ]]; then
+    times=$(debian_root_make "$dir" "$arch" "$release" "${packages[@]}") || return 1
+    echo "made the clean $release $arch root with Debian's postgresql-$v in $dir ($times)" >&2
+  fi
+  echo "$dir"
+}
+
 # root_overlay CLEAN RUN: RUN/root, a throwaway overlay over the clean root CLEAN (its
 # changes in RUN, emptied first), with /proc; each mount is added to the caller's array
 # mounts, for root_unmount.
@@ -236,6 +257,30 @@ root_overlay() {
   rm -rf --one-file-system "$run" && mkdir -p "$run/upper" "$run/work" "$run/root" &&
     mount -t overlay overlay -o "lowerdir=$clean,upperdir=$run/upper,workdir=$run/work" "$run/root" &&
     mounts+=("$run/root") && mount --bind /proc "$run/root/proc" && mounts+=("$run/root/proc")
+}
+
+# debian_root_layer CLEAN LAYER PACKAGE...: LAYER, what installing the PACKAGEs (as
+# debian_root_make installs: no recommends, nothing started) changes in the clean root
+# CLEAN, kept as a directory (an overlay's upper one) unless there and made over this very
+# CLEAN; prints the lowerdir of an overlay of both, "LAYER:CLEAN", for root_overlay, so
+# that a root with more than CLEAN's packages is made once and costs no copy of CLEAN.
+# Made under another name and renamed when complete; remade when CLEAN is made anew.
+debian_root_layer() {
+  local clean=$1 layer=$2 stamp status=0 mounts=(); shift 2
+  stamp=$(stat -c '%i %Y' "$clean/var/lib/dpkg/status") || return 1
+  if [[ -f $layer.made-over && $(cat "$layer.made-over") == "$stamp" && -d $layer ]]; then
+    echo "$layer:$clean"
+    return 0
+  fi
+  rm -rf --one-file-system "$layer" "$layer.new" "$layer.made-over" || return 1
+  root_overlay "$clean" "$layer.new" || return 1
+  chroot "$layer.new/root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive sh -c \
+    'apt-get -q update && apt-get -y -q install --no-install-recommends -o Dpkg::Options::=--force-confold "$@" && apt-get clean' \
+    sh "$@" >"$layer.log" 2>&1 || status=$?
+  root_unmount "$layer.new/root" "${mounts[@]}" || return 1
+  ((status == 0)) || { tail -n 20 "$layer.log" >&2; echo "installing $* over $clean failed" >&2; return 1; }
+  mv "$layer.new/upper" "$layer" && rm -rf "$layer.new" "$layer.log" && echo "$stamp" >"$layer.made-over" || return 1
+  echo "$layer:$clean"
 }
 
 # root_unmount ROOT DIR...: unmounts the DIRs, last first, once no process runs in the
@@ -251,6 +296,61 @@ root_unmount() {
     sleep 0.05
   done
   for ((i = $#; i >= 1; i--)); do umount "${!i}" || status=1; done
+  return "$status"
+}
+
+# --- Servers in a Debian root ------------------------------------------------------------
+# A server of a Debian root (an overlay of root_overlay) runs as the root's postgres user,
+# with the root's own programs or others mounted there (BINDIR, a path of the root), in
+# the root's /var/tmp/snowflake_pg/NAME; from this machine, lib.sh's sql and cluster_psql
+# reach it with CLUSTERS_DIR=ROOT/var/tmp/snowflake_pg.
+
+# in_chroot ROOT COMMAND...: COMMAND in ROOT, with nothing of this machine's environment.
+in_chroot() {
+  local root=$1; shift
+  chroot "$root" /usr/bin/env -i PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"
+}
+
+# root_cluster_init ROOT BINDIR NAME [INITDB-ARG...]: a fresh data directory of cluster NAME
+# in ROOT, made by BINDIR's initdb (with the INITDB-ARGs); the cluster is added to the
+# caller's array root_clusters, of which root_clusters_stop stops those that run.
+root_cluster_init() {
+  local root=$1 bindir=$2 dir=/var/tmp/snowflake_pg/$3
+  rm -rf "${root:?}$dir" && in_chroot "$root" install -d -o postgres -g postgres "$dir" || return 1
+  root_clusters+=("$bindir $3")
+  in_chroot "$root" runuser -u postgres -- "$bindir/initdb" -D "$dir/data" -A trust -U postgres --no-sync "${@:4}" \
+    >"$root$dir/initdb.log" 2>&1 || { cat "$root$dir/initdb.log" >&2; return 1; }
+}
+
+# root_cluster_ctl ROOT BINDIR NAME start PORT [setting=value ...] | stop | restart: pg_ctl
+# of cluster NAME in ROOT: started listening on its socket only (its directory, PORT), or
+# stopped or restarted (fast); fails, printing its log, if the server does not come up.
+root_cluster_ctl() {
+  local root=$1 bindir=$2 dir=/var/tmp/snowflake_pg/$3 action=$4 opts setting; shift 4
+  local args=(-D "$dir/data" -l "$dir/server.log" -w)
+  if [[ $action == start ]]; then
+    opts="-k $dir -p $1 -c listen_addresses=''"; shift
+    for setting in "$@"; do opts+=" -c $setting"; done
+    args+=(-o "$opts")
+  fi
+  [[ $action == start ]] || args+=(-m fast)
+  in_chroot "$root" runuser -u postgres -- "$bindir/pg_ctl" "${args[@]}" "$action" >/dev/null ||
+    { tail -n 20 "$root$dir/server.log" >&2; return 1; }
+}
+
+# root_cluster_start ROOT BINDIR NAME PORT [setting=value ...]: root_cluster_init, then
+# started as root_cluster_ctl starts it.
+root_cluster_start() {
+  root_cluster_init "$1" "$2" "$3" && root_cluster_ctl "$1" "$2" "$3" start "${@:4}"
+}
+
+# root_clusters_stop ROOT: stops every cluster of root_clusters in ROOT that runs, last first.
+root_clusters_stop() {
+  local i status=0
+  for ((i = ${#root_clusters[@]} - 1; i >= 0; i--)); do
+    [[ ! -f $1/var/tmp/snowflake_pg/${root_clusters[i]#* }/data/postmaster.pid ]] ||
+      root_cluster_ctl "$1" "${root_clusters[i]%% *}" "${root_clusters[i]#* }" stop || status=1
+  done
   return "$status"
 }
 
@@ -313,14 +413,23 @@ extension_stage() { echo "$SNOWFLAKE_PG_ROOT/target/package-pg$1"; }
 # nothing more. (cargo does not do for it: the library's file is one for every major and
 # version, and switching majors compiles the crate again.)
 staged_build() {
-  local stage pg_config newer
+  local stage pg_config
   stage=$(extension_stage "$1") && pg_config=$(pg_config_of "$1") || return 1
-  newer=$(find "$SNOWFLAKE_PG_ROOT"/{Cargo.toml,Cargo.lock,snowflake_pg.control,src,snowflake_core,sql} \
-    -newer "$stage.log" -print -quit 2>/dev/null) || newer=missing
-  if [[ -n $newer || ! -f $stage$("$pg_config" --pkglibdir)/snowflake_pg.so ]]; then
+  if sources_newer_than "$stage.log" || [[ ! -f $stage$("$pg_config" --pkglibdir)/snowflake_pg.so ]]; then
     stage_extension "$1" "$stage" >&2 || return 1
   fi
   echo "$stage"
+}
+
+# sources_newer_than FILE: whether a source file of the extension (what its builds are
+# made of: Cargo.toml, Cargo.lock, the control file, src/, snowflake_core/, sql/) is newer
+# than FILE, or FILE is missing: whether a build that wrote FILE when it ended is stale.
+sources_newer_than() {
+  local newer
+  [[ -e $1 ]] || return 0
+  newer=$(find "$SNOWFLAKE_PG_ROOT"/{Cargo.toml,Cargo.lock,snowflake_pg.control,src,snowflake_core,sql} \
+    -newer "$1" -print -quit 2>/dev/null) || return 0
+  [[ -n $newer ]]
 }
 
 # install_extension V: builds the extension and installs it into PostgreSQL V. Each file is
@@ -468,6 +577,150 @@ extension_versions() {
 
 # extension_version: the current version, Cargo.toml's.
 extension_version() { sed -n 's/^version = "\(.*\)"$/\1/p' "$SNOWFLAKE_PG_ROOT/Cargo.toml"; }
+
+# version_before A B: whether version A comes before version B (sort -V's order).
+version_before() { [[ $1 != "$2" && $(printf '%s\n' "$1" "$2" | sort -V | head -n 1) == "$1" ]]; }
+
+# The release before this one, which the upgrade tests start from: its version, and its
+# commit for a clone without the tag v<version> (CI's fresh clones; release_commit).
+# shellcheck disable=SC2034 # read by the tests that source this file
+PREVIOUS_RELEASE=0.3.0
+# shellcheck disable=SC2034
+PREVIOUS_RELEASE_COMMIT=3254b48f0f6d86f8e3d2e36f6d442b2e23589262
+
+# release_commit VERSION COMMIT: the commit of release VERSION: its tag's where the clone
+# has it, else COMMIT, which must be in the clone with VERSION in its Cargo.toml.
+release_commit() {
+  local commit
+  commit=$(git -C "$SNOWFLAKE_PG_ROOT" rev-parse -q --verify "refs/tags/v$1^{commit}" || echo "$2")
+  git -C "$SNOWFLAKE_PG_ROOT" cat-file -e "$commit^{commit}" 2>/dev/null ||
+    { echo "this clone lacks $1's commit $commit" >&2; return 1; }
+  [[ $(git -C "$SNOWFLAKE_PG_ROOT" show "$commit:Cargo.toml" | sed -n 's/^version = "\(.*\)"$/\1/p') == "$1" ]] ||
+    { echo "the Cargo.toml of commit $commit does not say version $1" >&2; return 1; }
+  echo "$commit"
+}
+
+# release_tree VERSION COMMIT: the directory holding the tree of release VERSION
+# (release_commit), unpacked once into /var/lib/snowflake_pg/releases/VERSION-COMMIT/src
+# (aside, then renamed: two steps may race to make it), as tests/package.sh builds an
+# earlier release's packages from it.
+release_tree() {
+  local commit dir unpacked
+  commit=$(release_commit "$1" "$2") || return 1
+  dir=/var/lib/snowflake_pg/releases/$1-$commit
+  if [[ ! -d $dir/src ]]; then
+    mkdir -p "$dir" && unpacked=$(mktemp -d "$dir/src.XXXXXX") || return 1
+    git -C "$SNOWFLAKE_PG_ROOT" archive "$commit" | tar -x -C "$unpacked" || { rm -rf "$unpacked"; return 1; }
+    mv -T "$unpacked" "$dir/src" 2>/dev/null || rm -rf "$unpacked"
+  fi
+  echo "$dir/src"
+}
+
+# --- The SQL edition's release files -----------------------------------------------------
+
+# The first release of the SQL edition (snowflake_sql): every later release's pg_tle file
+# registers an update path from it and from each release after it.
+SQL_EDITION_FIRST=0.3.0
+
+# sql_edition_version: the SQL edition's version, default_version of its control file (the
+# native's, which the doc test checks).
+sql_edition_version() {
+  sed -n "s/^default_version = '\(.*\)'$/\1/p" "$SNOWFLAKE_PG_ROOT/sql_edition/snowflake_sql.control"
+}
+
+# sql_edition_releases_before VERSION: the releases of the SQL edition before VERSION,
+# oldest first: the extension's frozen releases (extension_versions) and this tree's own
+# version, from SQL_EDITION_FIRST on.
+sql_edition_releases_before() {
+  local release
+  { extension_versions && sql_edition_version; } | sort -uV | while read -r release; do
+    if ! version_before "$release" "$SQL_EDITION_FIRST" && version_before "$release" "$1"; then echo "$release"; fi
+  done
+}
+
+# sql_edition_files OUT [VERSION]: the SQL edition's two release files into OUT
+# (sql_edition/build.sh): snowflake_sql--VERSION.sql for psql -f, and
+# snowflake_sql--VERSION--pg_tle.sql, which registers VERSION with pg_tle with an update
+# path from every earlier release (sql_edition_releases_before), so that ALTER EXTENSION
+# snowflake_sql UPDATE finds one. VERSION is the control file's by default (another
+# names a release to come, for a test of the update to it). Prints the files' paths.
+sql_edition_files() {
+  local out=$1 version=${2:-$(sql_edition_version)} from=() release
+  for release in $(sql_edition_releases_before "$version"); do from+=(--from "$release"); done
+  bash "$SNOWFLAKE_PG_ROOT/sql_edition/build.sh" "$out" --version "$version" "${from[@]}"
+}
+
+# doc_block PAGE NAME: the text of the ```sh block of PAGE (a path of the tree) just after
+# the line <!-- install-path: NAME -->: the commands a page gives for a path, which the
+# tests run as the page has them. Fails where the page has no such block.
+doc_block() {
+  awk -v mark="<!-- install-path: $2 -->" '$0 == mark { armed = 1; next }
+    armed && /^```sh$/ { inside = 1; next } armed && !inside { exit 1 }
+    inside && /^```$/ { found = 1; exit } inside { print } END { exit !found }' "$SNOWFLAKE_PG_ROOT/$1" ||
+    { echo "$1 has no \`\`\`sh block just after <!-- install-path: $2 -->" >&2; return 1; }
+}
+
+# published_fingerprint: the release key's fingerprint that SECURITY.md publishes (its
+# line "Release key fingerprint: `40 hexadecimal digits`"), or nothing: what users check
+# the key against, and scripts/release.sh the key it signs with.
+# shellcheck disable=SC2016 # the backquotes are those of SECURITY.md's code span
+published_fingerprint() {
+  sed -n 's/^Release key fingerprint: `\([0-9A-F]\{40\}\)`.*$/\1/p' "$SNOWFLAKE_PG_ROOT/SECURITY.md"
+}
+
+# --- Throwaway keys and clones -------------------------------------------------------------
+
+# gpg_key_new GNUPGHOME NAME: a new signing key (ed25519, no passphrase, a day's life) in
+# the keyring of GNUPGHOME, named NAME; prints its fingerprint. For tests: a release's key
+# is made once, by hand (docs/packaging.md, "Making a release").
+gpg_key_new() {
+  install -d -m 700 "$1" &&
+    gpg --homedir "$1" --batch --quiet --pinentry-mode loopback --passphrase '' \
+      --quick-gen-key "$2 <test@snowflake-pg.invalid>" ed25519 sign 1d 2>/dev/null &&
+    gpg --homedir "$1" --batch --quiet --no-auto-check-trustdb --with-colons --list-secret-keys "$2" |
+    awk -F: '$1 == "fpr" { print $10; exit }'
+}
+
+# tree_files: the files of this tree as a clone of it would hold them, NUL-separated: those
+# git tracks and those it would (untracked, not ignored), as the working tree has them.
+tree_files() {
+  git -C "$SNOWFLAKE_PG_ROOT" ls-files -z --cached --others --exclude-standard |
+    while IFS= read -r -d '' file; do if [[ -f $SNOWFLAKE_PG_ROOT/$file || -L $SNOWFLAKE_PG_ROOT/$file ]]; then printf '%s\0' "$file"; fi; done
+}
+
+# clone_fresh DIR [DEPTH]: a fresh clone of this repository into DIR (emptied first), its
+# whole history (its last DEPTH commits, with DEPTH), checked out with the working tree's
+# files as they stand (clone_sync), so that what is tested is the tree, changes not yet
+# committed included.
+clone_fresh() {
+  local depth=()
+  if [[ -n ${2:-} && ${2:-0} != 0 ]]; then depth=(--depth "$2"); fi
+  rm -rf "$1" && git clone -q --no-local "${depth[@]}" "file://$SNOWFLAKE_PG_ROOT" "$1" 2>/dev/null && clone_sync "$1"
+}
+
+# clone_update DIR: DIR, a clone of this repository kept between runs (clone_fresh the
+# first time), brought to the working tree as a pull would bring it: its HEAD this tree's,
+# then clone_sync.
+clone_update() {
+  if [[ ! -d $1/.git ]]; then clone_fresh "$1"; return; fi
+  git -C "$1" fetch -q "$SNOWFLAKE_PG_ROOT" HEAD 2>/dev/null && git -C "$1" reset -q FETCH_HEAD && clone_sync "$1"
+}
+
+# clone_sync DIR: the files of clone DIR made those of this working tree (tree_files):
+# only a file whose content differs is written (the others keep their times, so a build
+# there compiles only what changed), and a file the tree no longer has is deleted; what git
+# ignores there (target/) is left.
+clone_sync() {
+  local dir=$1 file
+  while IFS= read -r -d '' file; do
+    if ! cmp -s "$SNOWFLAKE_PG_ROOT/$file" "$dir/$file"; then
+      mkdir -p "$(dirname "$dir/$file")" && cp -P "$SNOWFLAKE_PG_ROOT/$file" "$dir/$file.new.$$" &&
+        mv -f "$dir/$file.new.$$" "$dir/$file" || return 1
+    fi
+  done < <(tree_files)
+  comm -13 <(tree_files | tr '\0' '\n' | sort) <(git -C "$dir" ls-files --cached --others --exclude-standard | sort) |
+    while read -r file; do rm -f "$dir/$file"; done
+}
 
 # cluster_standby PRIMARY NAME PORT [setting=value ...]: a streaming standby of running
 # cluster PRIMARY from a base backup, the settings added to its postgresql.conf, started.

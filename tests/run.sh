@@ -201,6 +201,22 @@ if [[ -n ${image_inputs[18]:-} && -n ${image_inputs[19]:-} ]]; then
   queue_step "images: CloudNativePG images of 18 and 19 (OCI archives read by hand and by skopeo; each server as CloudNativePG configures it, the other architecture's and major's image refused)" \
     "${image_inputs[18]}|${image_inputs[19]}" - bash tests/images.sh
 fi
+# The install paths of the docs and the workflows' steps, in clean Debian roots
+# (docs/packaging.md, "The install paths and the workflows"): after the steps whose files
+# and roots they take; the workflows' steps package the installed builds, so they hold
+# the build directory (the source build compiles in a target directory of its own).
+if [[ -n ${image_inputs[17]:-} && -n ${image_inputs[18]:-} ]]; then
+  queue_step "install paths: the tarballs of 17 and 18, pg_upgrade 17 to 18, the SQL edition updated from $PREVIOUS_RELEASE (a clean Debian 12 root)" \
+    "${image_inputs[17]}|${image_inputs[18]}" - bash tests/install_paths.sh releases
+  queue_step "install paths: from source, docs/packaging.md's block (a clean Debian sid root)" "${image_inputs[18]}" - \
+    bash tests/install_paths.sh from-source
+fi
+if ((${#versions[@]} == ${#PG_VERSIONS[@]})) && [[ -n ${image_inputs[15]:-} ]]; then
+  after=("${image_inputs[15]}")
+  for v in "${versions[@]}"; do after+=("pg$v: build and install" "pg$v arm64: release files cross-compiled (the glibc each library needs checked)"); done
+  queue_step "workflows: every run: step of ci.yml and release.yml in clean Debian 12 roots, the network stood in for" \
+    "$(IFS='|'; echo "${after[*]}")" cargo bash tests/workflows/steps.sh
+fi
 run_queued_steps
 run_step "no internal error (XX000) in any server log" internal_errors_none
 echo "== where the time went (seconds, steps side by side each counting their own)"
