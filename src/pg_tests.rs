@@ -39,14 +39,14 @@ mod tests {
         assert_eq!((node, worker_high), (Some(3), Some(3)));
     }
 
-    /// Ids of one backend minted a few microseconds apart: the sequence follows the clock
-    /// inside the ms, so each new ms starts near the clock's fraction of it, not at 0.
+    /// Ids of one backend minted 0.3 ms apart (the sleep refers to the row, so it runs for
+    /// each): the sequence follows the clock inside the ms, at its fraction, not from 0.
     #[pg_test]
     fn the_sequence_follows_the_clock_inside_the_millisecond() {
         let (follows, ids) = Spi::get_two::<bool, i64>(
             "WITH minted AS (
                SELECT n, snowflake_next() AS id, clock_timestamp() AS after
-                 FROM generate_series(1, 2000) n, LATERAL pg_sleep(0.0003) pause)
+                 FROM generate_series(1, 2000) n, LATERAL pg_sleep(0.0003 + 0 * n) pause)
              SELECT bool_and(p.ts < date_trunc('milliseconds', after)
                              -- clock_timestamp() has microseconds: up to one more of them.
                              OR p.sequence <= (extract(microseconds FROM after)::bigint % 1000 + 1) * 4096 / 1000),
