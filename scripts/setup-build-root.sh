@@ -77,11 +77,15 @@ root_install() {
 # Debian's server headers of every major include (built --with-icu) and Debian's
 # postgresql-server-dev-19 does not bring; sudo for `cargo pgrx test --runas`, procps for
 # the tests' process checks, clippy for the lint of 19's build (scripts/lib.sh, linted),
-# libfaketime and pgbouncer for the SQL edition's test, debootstrap for 19's package test
-# (its clean roots are made in this one), git for the date of the tarballs' files.
+# libfaketime for the SQL edition's test and the reliability scenarios' faked clocks,
+# pgbouncer for the SQL edition's test, debootstrap for 19's package test (its clean roots
+# are made in this one), git for the date of the tarballs' files; for 19's reliability
+# scenarios and its operations test, what they need on the host: Node.js (11-layouts reads
+# ids as JSON numbers with it), Debian's prometheus-postgres-exporter and promtool (sid
+# packages it apart from prometheus), curl and python3-yaml.
 root_install rustc cargo libstd-rust-dev:arm64 gcc-aarch64-linux-gnu libc6-dev:arm64 clang \
   libclang-dev rustfmt rust-clippy libicu-dev pkg-config libssl-dev make sudo ca-certificates procps file \
-  libfaketime pgbouncer debootstrap git
+  libfaketime pgbouncer debootstrap git nodejs prometheus-postgres-exporter promtool curl python3-yaml
 # PostgreSQL 19 from experimental, named PACKAGE/experimental: `-t experimental` would
 # take experimental's perl and more with it.
 root_install postgresql-19/experimental postgresql-client-19/experimental libpq5/experimental \

@@ -9,7 +9,8 @@
 # layout tests), the client libraries of tests/clients.sh (a Python virtual environment
 # with psycopg, SQLAlchemy and Django, node-postgres in an npm directory, Debian's pgbouncer
 # and pgjdbc, and a JDK where the machine has no javac) and, where ../shared/citus sits
-# beside the clone, Citus 13.2.2 built into PostgreSQL 15, 16 and 17 (the Citus scenario),
+# beside the clone, Citus built into each major a release of it supports (13.2.2 into 15,
+# 16 and 17, 14.0.1 into 18: citus_version_of; the Citus scenario),
 # and where ../shared/pg_tle does, pg_tle 1.5.2 built into each major (the SQL edition's
 # test), qemu-user for arm64 emulation (scripts/setup-emulation.sh) and the sid build root of
 # PostgreSQL 19 and the arm64 builds (scripts/setup-build-root.sh). Safe to run again, and quick then. It starts no server, and stops none but the
@@ -27,11 +28,11 @@ packages=(postgresql-contrib sudo libfaketime unzip python3-pip python3-venv she
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)
 command -v javac >/dev/null || packages+=(default-jdk-headless)
-# Citus is in no archive: its source sits in ../shared/citus beside the clone, with a patch
-# for Debian's current PostgreSQL 15 minor (see its README). Built once per PostgreSQL it
-# supports, with these libraries; the Citus scenario says SKIP where it is not installed.
+# Citus is in no archive: its releases' sources sit in ../shared/citus beside the clone, with
+# a patch for Debian's current PostgreSQL 15 minor (see its README). Each major gets the
+# newest release that supports it (citus_version_of), built once, with these libraries; the
+# Citus scenario says SKIP where it is not installed.
 citus_src=$SNOWFLAKE_PG_ROOT/../shared/citus
-citus_versions=(15 16 17)
 if [[ -d $citus_src ]]; then
   packages+=(liblz4-dev libzstd-dev libcurl4-openssl-dev libkrb5-dev libselinux1-dev
              libxslt1-dev libpam0g-dev libssl-dev libreadline-dev)
@@ -226,19 +227,19 @@ unresolved() {
 }
 
 build_citus() { # V
-  local pg_config work stage pkglibdir lib needs=""
-  pg_config=$(pg_config_of "$1")
+  local pg_config work stage pkglibdir lib needs="" release cc
+  pg_config=$(pg_config_of "$1") release=$(citus_version_of "$1") cc=$(c_compiler_of "$1")
   pkglibdir=$("$pg_config" --pkglibdir)
   work=$(mktemp -d)
   stage=$work/stage
-  tar -xzf "$citus_src/citus-13.2.2.tar.gz" -C "$work"
+  tar -xzf "$citus_src/citus-$release.tar.gz" -C "$work"
   (
-    cd "$work/citus-13.2.2"
+    cd "$work/citus-$release"
     # Debian's PostgreSQL 15 minor has what the patch takes out (see ../shared/citus).
     if [[ $1 == 15 ]]; then patch -p1 <"$citus_src/pg15-minor-compat.patch"; fi
-    ./configure PG_CONFIG="$pg_config"
-    make -j2
-    make install DESTDIR="$stage"
+    ./configure CC="$cc" PG_CONFIG="$pg_config"
+    make -j2 CC="$cc"
+    make install CC="$cc" DESTDIR="$stage"
   ) >"$work.log" 2>&1 || { mv "$work.log" "$citus_failed"; rm -rf "$work"; return 1; }
   for lib in "$stage$pkglibdir"/citus*.so; do
     needs+=$(unresolved "$lib" "$("$pg_config" --bindir)/postgres" | sed "s|^|$(basename "$lib"): |")$'\n'
@@ -258,20 +259,36 @@ build_citus() { # V
 if [[ ! -d $citus_src ]]; then
   say "no $citus_src beside the clone: Citus not built, its scenario will say SKIP"
 else
-  for v in "${citus_versions[@]}"; do
+  for v in "${PG_HOST_VERSIONS[@]}"; do
+    release=$(citus_version_of "$v")
+    [[ -n $release ]] || continue
     citus_failed=$(citus_failed_log "$v")
-    [[ ! -f $("$(pg_config_of "$v")" --pkglibdir)/citus.so ]] || continue
-    if [[ -f $citus_failed ]]; then
-      say "Citus 13.2.2 failed for PostgreSQL $v before (see $citus_failed; remove it to try again): its scenario says SKIP there"
+    pg_config=$(pg_config_of "$v")
+    [[ ! -f $("$pg_config" --pkglibdir)/citus.so ]] || continue
+    # Against server headers of a later minor than the server's (17's: Debian's 17.12 over
+    # the wheel's 17.10), Citus calls functions the server does not have yet (17.11 made
+    # DatumGetHeapTupleHeader one, calling heap_datum_check; a build here showed it): not
+    # built, for minutes of compiling, only to be refused.
+    headers=$(sed -n 's/^#define PG_VERSION "\([0-9.]*\).*/\1/p' "$("$pg_config" --includedir-server)/pg_config.h")
+    server=$("$("$pg_config" --bindir)/postgres" --version | awk '{ print $3 }')
+    if [[ $headers != "$server" ]]; then
+      mkdir -p "$(dirname "$citus_failed")"
+      echo "Not built: the server headers are of PostgreSQL $headers, the server $server; built against them, Citus would call functions that $server does not define, so its libraries would not load" >"$citus_failed"
+      say "Citus $release, PostgreSQL $v: $(cat "$citus_failed")"
       continue
     fi
-    say "Citus 13.2.2 into PostgreSQL $v from $citus_src (about 4 minutes)"
+    if [[ -f $citus_failed ]]; then
+      say "Citus $release failed for PostgreSQL $v before (see $citus_failed; remove it to try again): its scenario says SKIP there"
+      continue
+    fi
+    say "Citus $release into PostgreSQL $v from $citus_src (about 4 minutes)"
     mkdir -p "$(dirname "$citus_failed")"
     if ! build_citus "$v"; then
       tail -n 5 "$citus_failed"
-      # 15 is where the scenario has always run: its build must not fail.
-      [[ $v != 15 ]] || exit 1
-      say "Citus 13.2.2 failed for PostgreSQL $v (log: $citus_failed): its scenario says SKIP there"
+      # 15 and 18, which get every test, are where the scenario must run: their builds must
+      # not fail.
+      [[ $v != 15 && $v != 18 ]] || exit 1
+      say "Citus $release failed for PostgreSQL $v (log: $citus_failed): its scenario says SKIP there"
     fi
   done
 fi

@@ -73,7 +73,7 @@ root=$run/root
 work=$CLUSTERS_DIR/apt-repository
 gnupghome=$work/gnupg # short: gpg-agent's socket path must fit in 107 bytes
 mounts=() server=
-in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"; }
+in_root() { in_chroot "$root" "$@"; }
 # Stops the server and the keys' gpg-agent, deletes the keys, then unmounts what was
 # mounted (root_unmount).
 cleanup() {

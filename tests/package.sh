@@ -225,8 +225,9 @@ roots=/var/lib/snowflake_pg/roots
 clean=$roots/$release-$arch-pg$pg run=$roots/run-$arch-pg$pg
 root=$run/root
 mounts=() started=()
-# The root's own programs, with nothing of this machine's environment.
-in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"; }
+# The root's own programs, with nothing of this machine's environment (in_chroot: but the
+# emulated CPU, in an arm64 root).
+in_root() { in_chroot "$root" "$@"; }
 as_root_postgres() { in_root runuser -u postgres -- "$@"; }
 apt_in_root() {
   in_root env DEBIAN_FRONTEND=noninteractive apt-get -y -q "$@" >"$run/apt.log" 2>&1 ||

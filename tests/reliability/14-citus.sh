@@ -10,9 +10,14 @@
 set -euo pipefail
 # shellcheck source=tests/reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+release=$(citus_version_of "$version")
+if [[ -z $release ]]; then
+  echo "SKIP: no Citus release supports PostgreSQL $version yet (the release each major gets: citus_version_of, scripts/lib.sh)"
+  exit 0
+fi
 if [[ ! -f $(citus_lib) ]]; then
-  echo "SKIP: Citus is not installed in PostgreSQL $version ($(citus_lib)); scripts/setup.sh builds" \
-    "Citus 13.2.2, which supports PostgreSQL 15 to 17, into each of them when ../shared/citus is beside the clone"
+  echo "SKIP: Citus is not installed in PostgreSQL $version ($(citus_lib)); scripts/setup-tests.sh builds" \
+    "Citus $release into it when ../shared/citus is beside the clone"
   log=$(citus_failed_log "$version")
   if [[ -f $log ]]; then
     why=$(sed -n '/^Built, but/,$p' "$log")
@@ -26,6 +31,9 @@ nodes=("$coordinator" "${workers[@]}")
 wait_all() { local status=0 pid; for pid in $(jobs -p); do wait "$pid" || status=1; done; return $status; }
 
 citus_cluster "citus$version" "$port" "${#workers[@]}" snowflake.node_source=citus
+citus=$(sql "$coordinator" "SELECT citus_version()")
+[[ $citus == "Citus $release "* ]] || fail "the cluster runs $citus, not Citus $release"
+figure "${citus%%,*}, PostgreSQL $(sql "$coordinator" "SHOW server_version")"
 # Created on the coordinator, the extension reaches every worker; then the claims table
 # is made a reference table, with a placement on every node.
 sql "$coordinator" "CREATE EXTENSION snowflake_pg" \

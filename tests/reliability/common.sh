@@ -1,19 +1,25 @@
 # shellcheck shell=bash disable=SC2034 # port_base and minted_table are for the scenarios
 # Shared by the reliability scenarios: their servers, their checks and their figures.
-# A scenario is `bash tests/reliability/NN-name.sh 15|16|17|18`, with the extension installed;
-# it prints what it checked and exits non-zero on the first failed check.
+# A scenario is `bash tests/reliability/NN-name.sh 15|16|17|18|19`, with the extension
+# installed, run where that PostgreSQL runs (19: in the build root); it prints what it
+# checked and exits non-zero on the first failed check.
 
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
-version=${1:?usage: $0 15|16|17|18}
+version=${1:?usage: $0 15|16|17|18|19}
 scenario=$(basename "$0" .sh)
 # 100 ports per PostgreSQL version from its base in scripts/lib.sh (6200 for 15, 6300 for 16,
-# 6400 for 17, 6500 for 18); a scenario adds offsets of its own, from 0 to 99, that no other
-# scenario takes: two scenarios may run at once.
+# 6400 for 17, 6500 for 18, 6800 for 19); a scenario adds offsets of its own, from 0 to 99,
+# that no other scenario takes: two scenarios may run at once.
 port_base=$(pg_port_base "$version") || exit 2
 # The figures of every scenario of a run, for docs/reliability.md.
 report=${RELIABILITY_REPORT:-$SNOWFLAKE_PG_ROOT/target/reliability-pg$version.txt}
 mkdir -p "$(dirname "$report")"
+
+# On an emulated server (emulated.sh), several times slower to start a backend and to mint,
+# a scenario keeps its checks of what must hold and scales those of how much a server does
+# in a given time, saying where.
+emulated=${RELIABILITY_EMULATED:-false}
 
 servers=()
 stop_servers() {
@@ -38,14 +44,15 @@ start() {
 fail() { echo "FAIL $scenario: $*" >&2; exit 1; }
 
 # --- Servers under a faked clock (libfaketime under the postmaster): every backend's clock
-# moves at once when the offset in the file $CLUSTERS_DIR/NAME.offset changes.
-faketime_lib=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
+# moves at once when the offset in the file $CLUSTERS_DIR/NAME.offset changes. The library
+# is the servers' own architecture's (server_faketime_lib).
+faketime_lib=$(server_faketime_lib)
 
 # faked NAME COMMAND...: runs COMMAND (which starts server NAME) with the server's clock
 # faked, at the offset of the file, +0 when there is none yet.
 faked() {
   local name=$1 offset=$CLUSTERS_DIR/$1.offset; shift
-  [[ -f $faketime_lib ]] || fail "libfaketime is not installed (scripts/setup.sh installs it)"
+  [[ -n $faketime_lib ]] || fail "libfaketime is not installed where the servers run (scripts/setup-tests.sh installs it)"
   mkdir -p "$CLUSTERS_DIR"
   [[ -f $offset ]] || { echo +0 >"$offset" && chmod 644 "$offset"; }
   CLUSTER_ENV="LD_PRELOAD=$faketime_lib FAKETIME_TIMESTAMP_FILE=$offset FAKETIME_NO_CACHE=1" "$@"
@@ -149,8 +156,9 @@ SQL
   fail "no session got backend slot $slot"
 }
 
-# --- Citus clusters on this machine (Citus supports PostgreSQL 15 to 17; scripts/setup.sh
-# builds it into each of them where ../shared/citus is beside the clone, and where it loads).
+# --- Citus clusters on this machine (scripts/setup-tests.sh builds into each major the Citus
+# release that supports it, citus_version_of, where ../shared/citus is beside the clone and
+# where it loads).
 # Citus nodes talk to each other over TCP, so these servers listen on 127.0.0.1, where
 # initdb's trust lets them in.
 

@@ -436,7 +436,7 @@ ok "the GitHub release v$version (stand-in): $(wc -l <<<"$listed") files, SHA256
 # copy of the published files, then on one whose SHA256SUMS has changed.
 run=$roots/run-workflows root=$run/root
 root_overlay "$clean" "$run" || fail "no overlay over $clean"
-in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
+in_root() { in_chroot "$root" "$@"; }
 in_root sh -c 'apt-get -q update && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends gnupg' >"$work/dba-apt.log" 2>&1 ||
   { cat "$work/dba-apt.log"; fail "apt-get install gnupg failed in the clean root"; }
 mkdir -p "$root/release" && cp "$published"/* "$root/release/" && rm -f "$root/release/notes.md" "$root/release/options"
