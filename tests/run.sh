@@ -4,8 +4,10 @@
 # test), the pg_regress suite, the upgrades, the packages (in clean Debian roots; 16's
 # tarball), the SQL edition, the operations test (exporter and alert rules), the security
 # suite, the concurrency test and the reliability suite, all of them on 15 and 18 (the
-# first and the last major) and on 16 and 17 the subset below, which takes every path that
-# depends on the version; the docs run as written and the client libraries, on 15 alone
+# first and the last major of the host), on 19 (in the build root) all but the gene
+# layout's runs, and on 16 and 17 the subset below, which takes every path that depends on
+# the version; the reliability scenarios of the slot table, the high-water mark and the
+# clock on emulated arm64 servers of 15 and 19; the docs and the client libraries on 15 alone
 # (see below); two steps at a time (see below), each on servers and ports of its own;
 # then no server log of the run may show an internal error (XX000). Each piece also runs
 # alone against an installed build (see the README, "Tests").
