@@ -159,6 +159,13 @@ c_compiler_of() {
   esac
 }
 
+# c_make_flags V: the make variables, one a line, that build a C extension (Citus, pg_tle)
+# for PostgreSQL V here: its compiler (c_compiler_of), and neither LLVM bitcode nor debug
+# information. A server built with LLVM (Debian's 15) has PGXS compile every file twice,
+# once more by clang into bitcode for the JIT to inline; the tests never JIT these
+# extensions nor debug them, and without both Citus builds for 15 in half the time.
+c_make_flags() { printf '%s\n' "CC=$(c_compiler_of "$1")" with_llvm=no COPT=-g0; }
+
 # debian_mirror: the Debian archive that this machine's own apt sources name for its
 # release (bookworm here; sid in the build root, whose os-release names the next release,
 # as unstable's does, with no version), from one-line (sources.list) or deb822 (.sources)
@@ -298,23 +305,30 @@ root_overlay() {
 # CLEAN, kept as a directory (an overlay's upper one) unless there and made over this very
 # CLEAN; prints the lowerdir of an overlay of both, "LAYER:CLEAN", for root_overlay, so
 # that a root with more than CLEAN's packages is made once and costs no copy of CLEAN.
-# Made under another name and renamed when complete; remade when CLEAN is made anew.
+# Made under another name and renamed when complete; remade when CLEAN is made anew. One
+# caller at a time makes it, the others waiting for it: steps side by side (the emulated
+# scenarios of one major) ask for the same layer, and one's start of a layer would take
+# the other's half-made one from under its apt-get.
 debian_root_layer() {
-  local clean=$1 layer=$2 stamp status=0 mounts=(); shift 2
-  stamp=$(stat -c '%i %Y' "$clean/var/lib/dpkg/status") || return 1
-  if [[ -f $layer.made-over && $(cat "$layer.made-over") == "$stamp" && -d $layer ]]; then
+  local clean=$1 layer=$2; shift 2
+  (
+    local stamp status=0 mounts=()
+    flock 9 || exit 1
+    stamp=$(stat -c '%i %Y' "$clean/var/lib/dpkg/status") || exit 1
+    if [[ -f $layer.made-over && $(cat "$layer.made-over") == "$stamp" && -d $layer ]]; then
+      echo "$layer:$clean"
+      exit 0
+    fi
+    rm -rf --one-file-system "$layer" "$layer.new" "$layer.made-over" || exit 1
+    root_overlay "$clean" "$layer.new" || exit 1
+    chroot "$layer.new/root" env -i QEMU_CPU="$EMULATED_CPU" PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive sh -c \
+      'apt-get -q update && apt-get -y -q install --no-install-recommends -o Dpkg::Options::=--force-confold "$@" && apt-get clean' \
+      sh "$@" >"$layer.log" 2>&1 || status=$?
+    root_unmount "$layer.new/root" "${mounts[@]}" || exit 1
+    ((status == 0)) || { tail -n 20 "$layer.log" >&2; echo "installing $* over $clean failed" >&2; exit 1; }
+    mv "$layer.new/upper" "$layer" && rm -rf "$layer.new" "$layer.log" && echo "$stamp" >"$layer.made-over" || exit 1
     echo "$layer:$clean"
-    return 0
-  fi
-  rm -rf --one-file-system "$layer" "$layer.new" "$layer.made-over" || return 1
-  root_overlay "$clean" "$layer.new" || return 1
-  chroot "$layer.new/root" env -i QEMU_CPU="$EMULATED_CPU" PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive sh -c \
-    'apt-get -q update && apt-get -y -q install --no-install-recommends -o Dpkg::Options::=--force-confold "$@" && apt-get clean' \
-    sh "$@" >"$layer.log" 2>&1 || status=$?
-  root_unmount "$layer.new/root" "${mounts[@]}" || return 1
-  ((status == 0)) || { tail -n 20 "$layer.log" >&2; echo "installing $* over $clean failed" >&2; return 1; }
-  mv "$layer.new/upper" "$layer" && rm -rf "$layer.new" "$layer.log" && echo "$stamp" >"$layer.made-over" || return 1
-  echo "$layer:$clean"
+  ) 9>"$layer.lock"
 }
 
 # root_unmount ROOT DIR...: unmounts the DIRs, last first, once no process runs in the
@@ -401,6 +415,29 @@ apt_install_missing() {
   echo "== apt-get install ${missing[*]}" >&2
   { DEBIAN_FRONTEND=noninteractive apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"; } >&2
   printf '%s\n' "${missing[@]}"
+}
+
+# The Debian packages the demo needs (scripts/setup.sh): PostgreSQL 15 with its server
+# headers, libclang and clang (pgrx generates its bindings with them, and clang links),
+# pkg-config and libssl-dev (cargo-pgrx's build links OpenSSL).
+# shellcheck disable=SC2034 # read by the setup scripts that source this file
+DEMO_PACKAGES=(postgresql-15 postgresql-server-dev-15 libclang-dev clang pkg-config libssl-dev)
+
+# install_packages PACKAGE...: apt_install_missing, then stops the servers that installing
+# them started: Debian's own cluster 15/main (port 5432) and pgbouncer (port 6432). The
+# demo and the tests start their own servers on their own ports and directories; a
+# server this run did not start is left alone.
+install_packages() {
+  local fresh
+  fresh=$(apt_install_missing "$@") || return 1
+  if grep -qx postgresql-15 <<<"$fresh" && pg_lsclusters -h 15 main 2>/dev/null | grep -q online; then
+    echo "== stopping the cluster 15/main that installing postgresql-15 started" >&2
+    pg_ctlcluster 15 main stop || true
+  fi
+  if grep -qx pgbouncer <<<"$fresh" && [[ -f /run/postgresql/pgbouncer.pid ]]; then
+    echo "== stopping the pgbouncer that installing pgbouncer started" >&2
+    invoke-rc.d pgbouncer stop || true
+  fi
 }
 
 # need_valgrind: exits, saying how to install it, where valgrind is missing (the

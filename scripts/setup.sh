@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs what the demo needs on Debian 12, as root, skipping what is already there:
-# PostgreSQL 15 with its server headers (Debian), libclang and clang (pgrx generates its
-# bindings with them, and clang links), pkg-config and libssl-dev (cargo-pgrx's build
-# links OpenSSL) and cargo-pgrx 0.19.3, told of PostgreSQL 15. Rust itself (rustc and
-# cargo 1.96 or later, which pgrx 0.19.3 needs) must be there: the default toolchain, or
-# another that rustup has (scripts/lib.sh picks it). The tests need more: scripts/setup-tests.sh runs this
-# script, then installs the rest. Safe to run again, and quick then. It starts no server,
-# and stops none but the one Debian's postgresql-15 starts when this run installs it.
+# Debian's packages of DEMO_PACKAGES (scripts/lib.sh: PostgreSQL 15 with its server
+# headers, what pgrx and cargo-pgrx build with) and cargo-pgrx 0.19.3, told of PostgreSQL
+# 15. Rust itself (rustc and cargo 1.96 or later, which pgrx 0.19.3 needs) must be there:
+# the default toolchain, or another that rustup has (scripts/lib.sh picks it). The tests
+# need more: scripts/setup-tests.sh installs these packages with its own, then runs this
+# script beside the rest of its setup. Safe to run again, and quick then. It starts no
+# server, and stops none but the one Debian's postgresql-15 starts when this run installs it.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/lib.sh
@@ -17,15 +17,7 @@ say() { printf '== setup: %s\n' "$*"; }
 command -v cargo >/dev/null || { echo "setup: no cargo: install Rust $RUST_MIN_VERSION or later first (rustup.rs)" >&2; exit 1; }
 rust_toolchain_select
 [[ -n $PGRX_VERSION ]] || { echo "setup: Cargo.toml pins no pgrx version" >&2; exit 1; }
-fresh=$(apt_install_missing postgresql-15 postgresql-server-dev-15 libclang-dev clang pkg-config libssl-dev)
-# Installing postgresql-15 creates and may start Debian's own cluster 15/main (port 5432).
-# The demo and the tests start their own servers on their own ports and directories, so
-# that one cluster, started by this run's apt-get, is stopped; any server this run did not
-# start is left alone.
-if grep -qx postgresql-15 <<<"$fresh" && pg_lsclusters -h 15 main 2>/dev/null | grep -q online; then
-  say "stopping the cluster 15/main that installing postgresql-15 started"
-  pg_ctlcluster 15 main stop || true
-fi
+install_packages "${DEMO_PACKAGES[@]}"
 
 if [[ "$(cargo pgrx --version 2>/dev/null)" != "cargo-pgrx $PGRX_VERSION" ]]; then
   say "cargo install cargo-pgrx $PGRX_VERSION with $(rustc --version) (about 6 minutes on 2 cores)"

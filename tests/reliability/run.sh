@@ -35,8 +35,12 @@ reliability_queue() {
   settings=("RELIABILITY_REPORT=$report")
   if [[ -n ${RELIABILITY_LAYOUT:-} ]]; then
     settings+=("RELIABILITY_LAYOUT=$RELIABILITY_LAYOUT") label=", layout '$RELIABILITY_LAYOUT'"
-    [[ -z ${BURST_IDS:-} ]] || settings+=("BURST_IDS=$BURST_IDS")
   fi
+  # The scenarios' own measures of their loads, where given (each scenario reads its own).
+  local measure
+  for measure in BURST_IDS LR_SECONDS; do
+    [[ -z ${!measure:-} ]] || settings+=("$measure=${!measure}")
+  done
   if [[ -n $arch ]]; then
     label+=" ($arch, emulated)"
     [[ -z ${RELEASE_FILES_DIR:-} ]] || settings+=("RELEASE_FILES_DIR=$RELEASE_FILES_DIR")
