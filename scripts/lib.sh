@@ -163,7 +163,8 @@ c_compiler_of() {
 # for PostgreSQL V here: its compiler (c_compiler_of), and neither LLVM bitcode nor debug
 # information. A server built with LLVM (Debian's 15) has PGXS compile every file twice,
 # once more by clang into bitcode for the JIT to inline; the tests never JIT these
-# extensions nor debug them, and without both Citus builds for 15 in half the time.
+# extensions nor debug them. Without both, Citus 13.2.2, 14.0.1 and pg_tle built for 15, 16
+# and 18 in 3 min 5 s here, where Citus for 15 alone took 3 min 15 s.
 c_make_flags() { printf '%s\n' "CC=$(c_compiler_of "$1")" with_llvm=no COPT=-g0; }
 
 # debian_mirror: the Debian archive that this machine's own apt sources name for its

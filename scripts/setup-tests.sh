@@ -291,7 +291,7 @@ else
       say "Citus $release failed for PostgreSQL $v before (see $citus_failed; remove it to try again): its scenario says SKIP there"
       continue
     fi
-    say "Citus $release into PostgreSQL $v from $citus_src (about 4 minutes)"
+    say "Citus $release into PostgreSQL $v from $citus_src (a minute or two)"
     mkdir -p "$(dirname "$citus_failed")"
     if ! build_citus "$v"; then
       tail -n 5 "$citus_failed"
