@@ -322,7 +322,7 @@ debian_root_layer() {
     fi
     rm -rf --one-file-system "$layer" "$layer.new" "$layer.made-over" || exit 1
     root_overlay "$clean" "$layer.new" || exit 1
-    chroot "$layer.new/root" env -i QEMU_CPU="$EMULATED_CPU" PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive sh -c \
+    in_chroot "$layer.new/root" env DEBIAN_FRONTEND=noninteractive sh -c \
       'apt-get -q update && apt-get -y -q install --no-install-recommends -o Dpkg::Options::=--force-confold "$@" && apt-get clean' \
       sh "$@" >"$layer.log" 2>&1 || status=$?
     root_unmount "$layer.new/root" "${mounts[@]}" || exit 1

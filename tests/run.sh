@@ -238,14 +238,14 @@ for v in "${build_order[@]}"; do
   # random inputs each instead of 100,000 (the edges all the same), and logical
   # replication's loads run 5 s instead of 10: the same checks, for a quarter and a half
   # of the CPU, on majors whose code paths the others take too.
-  sqled_inputs=100000 lr_seconds=10
-  [[ $reliability_all_versions == *" $v "* ]] || sqled_inputs=25000 lr_seconds=5
+  sqled_inputs=()
+  [[ $reliability_all_versions == *" $v "* ]] || sqled_inputs=(SQLED_INPUTS=25000)
   server_step "SQL edition (psql -f and pg_tle installs, the native's ids and errors, its promises)" - \
-    env SQLED_INPUTS=$sqled_inputs bash tests/sql_edition.sh "$v"
+    env "${sqled_inputs[@]}" bash tests/sql_edition.sh "$v"
   if [[ $reliability_all_versions == *" $v "* ]]; then
     reliability_queue "$v" server_step
   else
-    LR_SECONDS=$lr_seconds reliability_queue "$v" server_step "${subset_scenarios[@]}"
+    LR_SECONDS=5 reliability_queue "$v" server_step "${subset_scenarios[@]}"
   fi
   server_step "pg_regress suite" "regress$v" bash tests/regress.sh "$v"
   server_step "upgrades from every frozen release, pg_regress after each" "regress$v" bash tests/upgrade.sh "$v"
