@@ -10,11 +10,14 @@
 # The SQL edition on each path of its common case: the default layout, where under
 # callgrind (some fifty times slower) every call finds a new millisecond and moves the
 # slot's sequence to it (setval), and a layout of 1 s ticks, where the calls find the tick
-# of the id before and take the next number of it (nextval alone). pgbench's one-row
-# transactions take both: with 8 clients on 2 cores each session mints a few ids a
-# millisecond. Each in both orders of the fields: the sequence right below the time,
-# following the clock inside the tick (the default layout), and below the node and slot
-# ('worker-first', 0.3.0's default, whose code is 0.3.0's).
+# of the id before. pgbench's one-row transactions take both: with 8 clients on 2 cores
+# each session mints a few ids a millisecond. Each in both orders of the fields: the
+# sequence right below the time (the default layout), where within a tick the default
+# follow_clock finds the clock ahead of the last pair at every call and takes the clock's
+# (nextval, then setval), and below the node and slot ('worker-first', 0.3.0's default,
+# whose code is 0.3.0's), where the calls take the next number of the tick (nextval
+# alone). Last, the layout of 1 s ticks with follow_clock off, which takes the next
+# number too.
 # Usage: bash bench/sql_edition_profile.sh [15|18]   (15 by default; valgrind and the
 # native extension installed). INSERTS [1001] sets N. Writes
 # bench/results/sql-edition-instructions-pgV.txt.
@@ -73,6 +76,19 @@ declare -A labels=([postgres:bigserial]='bigserial'
   [worker_first:sql_edition]='the same, worker-first, a new ms' [second_ticks_worker_first:sql_edition]='the same, worker-first, a tick')
 candidates=(postgres:bigserial postgres:plpgsql_nextval postgres:next_id postgres:uuid_generate_v7
   postgres:sql_edition second_ticks:sql_edition worker_first:sql_edition second_ticks_worker_first:sql_edition)
+# row DATABASE:TABLE LABEL: the instructions of an insert into t_TABLE of DATABASE, and
+# over bigserial's (base, the first row's), under LABEL. A first backend does once what a
+# server does once (the SQL edition's code made again for this server life's first
+# session, say): then one insert, then N.
+row() {
+  local one many per
+  instructions "${1%%:*}" "${1#*:}" 1 >/dev/null
+  one=$(instructions "${1%%:*}" "${1#*:}" 1)
+  many=$(instructions "${1%%:*}" "${1#*:}" "$INSERTS")
+  per=$(((many - one) / (INSERTS - 1)))
+  base=${base:-$per}
+  printf '  %-34s %12d %14d\n' "$2" "$per" $((per - base))
+}
 {
   echo "snowflake_sql instructions per single-row insert on PostgreSQL $version ($("$bin/postgres" --version))"
   echo "command:     bash bench/sql_edition_profile.sh $version (INSERTS=$INSERTS)"
@@ -82,14 +98,13 @@ candidates=(postgres:bigserial postgres:plpgsql_nextval postgres:next_id postgre
   printf '  %-34s %12s %14s\n' 'key default' 'Ir/insert' 'over bigserial'
   base=
   for candidate in "${candidates[@]}"; do
-    # A first backend does once what a server does once (the SQL edition's code made
-    # again for this server life's first session, say): then one insert, then N.
-    instructions "${candidate%%:*}" "${candidate#*:}" 1 >/dev/null
-    one=$(instructions "${candidate%%:*}" "${candidate#*:}" 1)
-    many=$(instructions "${candidate%%:*}" "${candidate#*:}" "$INSERTS")
-    per=$(((many - one) / (INSERTS - 1)))
-    base=${base:-$per} # bigserial's, the first
-    printf '  %-34s %12d %14d\n' "${labels[$candidate]}" "$per" $((per - base))
+    row "$candidate" "${labels[$candidate]}"
   done
+  # Within a tick again, with follow_clock off (docs/managed.md, "The order of ids"): the
+  # calls take the next number of the tick.
+  cluster_launch "$name" $((6090 + version - 15)) "${BENCH_SETTINGS[@]}" >/dev/null
+  sql "$name" "SELECT snowflake.snowflake_configure(follow_clock => false)" -d second_ticks -U master >/dev/null
+  cluster_stop "$name" >/dev/null
+  row second_ticks:sql_edition 'the same, follow_clock off'
 } | tee "$results"
 echo "written to ${results#"$SNOWFLAKE_PG_ROOT"/}" >&2

@@ -33,10 +33,18 @@ CREATE TABLE IF NOT EXISTS @extschema@.snowflake_settings (
     -- (snowflake_configure, 50_nodes.sql): the start of the first tick in the new order.
     -- Ids of earlier ticks parse in the worker-first order (snowflake_parse, 40_functions.sql);
     -- none is minted before it. NULL: every id is in the layout's order.
-    reordered_at timestamptz
+    reordered_at timestamptz,
+    -- Whether every id takes the clock's fraction of its tick when the clock is ahead of
+    -- the slot's last id, as the native's do, at the cost of a WAL-logged setval on most
+    -- calls; else only a slot's first id of a tick does (60_next.sql). Only on a layout
+    -- whose sequence is right below the time, and there by default (snowflake_configure).
+    -- NULL in rows written before the column came: the layout's default.
+    follow_clock boolean
 );
 -- An install of an earlier release gets the columns (at the end, where a new install has
--- them); its rows then read as all slots (snowflake_sql_settings).
+-- them); its rows then read as all slots, and following the clock as far as their layout
+-- allows (snowflake_sql_settings). Without defaults: a function of 0.3.0 takes the table's
+-- row type, and PostgreSQL adds no column with a default to a row type in use.
 DO $slot_columns$
 BEGIN
   IF NOT EXISTS (SELECT FROM pg_catalog.pg_attribute
@@ -49,13 +57,19 @@ BEGIN
                     AND attname = 'reordered_at' AND NOT attisdropped) THEN
     ALTER TABLE @extschema@.snowflake_settings ADD COLUMN reordered_at timestamptz;
   END IF;
+  IF NOT EXISTS (SELECT FROM pg_catalog.pg_attribute
+                  WHERE attrelid = '@extschema@.snowflake_settings'::pg_catalog.regclass
+                    AND attname = 'follow_clock' AND NOT attisdropped) THEN
+    ALTER TABLE @extschema@.snowflake_settings ADD COLUMN follow_clock boolean;
+  END IF;
 END
 $slot_columns$;
 GRANT SELECT ON @extschema@.snowflake_settings TO PUBLIC;
 SELECT @extschema@.snowflake_sql_dump_with('@extschema@.snowflake_settings', 'WHERE configured');
 
 -- snowflake_sql_settings(): the settings in force, the configured row if any, with the
--- slots of a row that names none (written before the slot columns came) all of them.
+-- slots of a row that names none (written before the slot columns came) all of them, and
+-- in a row written before follow_clock came, the layout's default.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_settings()
 RETURNS @extschema@.snowflake_settings
 LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -66,13 +80,16 @@ BEGIN
   SELECT s.* INTO r FROM @extschema@.snowflake_settings s ORDER BY s.configured DESC LIMIT 1;
   r.first_slot := coalesce(r.first_slot, 0);
   r.last_slot := coalesce(r.last_slot, (1 << r.slot_bits) - 1);
+  r.follow_clock := coalesce(r.follow_clock, @extschema@.snowflake_sql_follows_clock(r.layout));
   RETURN r;
 END
 $$;
 
 -- snowflake_sql_settings_row(configured, node_id, layout, epoch, max_lead_ms, slots): a
 -- settings row with its derived fields, each value checked as the native checks its
--- settings; slots 'all' (or NULL) or a range 'first-last' of the layout's slots.
+-- settings; slots 'all' (or NULL) or a range 'first-last' of the layout's slots; ids
+-- following the clock inside a tick where the layout allows it (follow_clock, which
+-- snowflake_configure may turn off).
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_settings_row(configured boolean,
     node_id integer, layout text, epoch text, max_lead_ms integer, slots text)
 RETURNS @extschema@.snowflake_settings
@@ -144,6 +161,7 @@ BEGIN
   r.gene_bits := l.gene_bits;
   r.first_slot := bounds[1]::integer;
   r.last_slot := bounds[2]::integer;
+  r.follow_clock := @extschema@.snowflake_sql_follows_clock(l.spec);
   RETURN r;
 END
 $$;
@@ -159,7 +177,8 @@ REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_settings_row(boolean, integer, 
 INSERT INTO @extschema@.snowflake_settings
 SELECT true, d.node_id, d.layout, d.epoch, d.max_lead_ms, d.epoch_ms, d.unit_ms, d.total_bits,
        d.time_bits, d.time_shift, d.node_bits, d.node_shift, d.slot_bits, d.slot_shift,
-       d.sequence_bits, d.sequence_shift, d.gene_bits, d.first_slot, d.last_slot, d.reordered_at
+       d.sequence_bits, d.sequence_shift, d.gene_bits, d.first_slot, d.last_slot, d.reordered_at,
+       d.follow_clock
   FROM @extschema@.snowflake_settings d
  WHERE NOT d.configured
    AND d.layout <> (@extschema@.snowflake_sql_read_layout('default')).spec

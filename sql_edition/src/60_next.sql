@@ -29,17 +29,18 @@
 -- and its fraction of the tick scaled to the sequence, floor(fraction * 2^sequence_bits),
 -- as the native's generator (snowflake_core/src/generator.rs) takes it. A slot's first id
 -- of a tick is that pair (also when nextval took the tick at sequence 0 after a spent one,
--- or a wait for a spent tick let the clock pass the pair), and its next ids of the tick
--- count on from it: ids of many slots sort by the time each slot began minting in the tick,
--- and concurrent inserts reach the primary key's B-tree nearly in key order
--- (docs/managed.md, "The order of ids"). The native also takes the clock's pair within a
--- tick whenever the clock's fraction is ahead of the last sequence. Here that is a setval
--- at nearly every call (the clock moves by several units of the sequence between two
--- calls), and setval writes WAL at each call, where nextval writes it once every 32:
--- counted by bench/sql_edition_profile.sh on PostgreSQL 15, a call within a tick took
--- 169,053 instructions that way, 16% more than 0.3.0's 145,685, where the order was to
--- cost at most 5% more; by this rule it takes 148,906 (docs/managed.md, "Speed"). On other
--- layouts, 0.3.0's rule: a new tick starts the sequence at 0.
+-- or a wait for a spent tick let the clock pass the pair), and so is each later id whose
+-- pair nextval finds behind the clock (the setting follow_clock, on by default): ids of
+-- every slot sort by the time they were minted, and concurrent inserts reach the primary
+-- key's B-tree in key order (docs/managed.md, "The order of ids"). That is a setval at
+-- nearly every call (the clock moves by several units of the sequence between two calls),
+-- and setval writes WAL at each call, where nextval writes it once every 32: some 18% more
+-- instructions than 0.3.0's code a call within a tick (bench/sql_edition_profile.sh).
+-- With follow_clock off the later ids of a tick count on from its first one by nextval
+-- alone, which costs 3% more than 0.3.0's code, but then ids of several slots minted in
+-- one tick sort by when each slot began minting in it, and batches of rows from several
+-- sessions leave the B-tree's pages less full (docs/managed.md, "The order of ids"). On
+-- other layouts, 0.3.0's rule: a new tick starts the sequence at 0.
 --
 -- Code. snowflake_next() and snowflake_next(gene) are made by snowflake_sql_compile, below,
 -- with the settings and the slots' sequences as constants: a call reads no table.
@@ -94,6 +95,8 @@ BEGIN
                            '@extschema@.snowflake_sql_refuse(text)',
                            -- Before slot ranges (a slots argument):
                            '@extschema@.snowflake_configure(integer, text, text, integer)',
+                           -- Before follow_clock:
+                           '@extschema@.snowflake_configure(integer, text, text, integer, text)',
                            '@extschema@.snowflake_sql_settings_row(boolean, integer, text, text, integer)'] LOOP
     IF pg_catalog.to_regprocedure(f) IS NOT NULL THEN
       EXECUTE 'DROP FUNCTION ' || f;
@@ -154,7 +157,7 @@ BEGIN
     {TICK_OF_CLOCK}
     IF v IS NULL THEN
       PERFORM @extschema@.snowflake_sql_refuse('no such slot', cached);
-    ELSIF (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.<) t THEN
+    {FOLLOW_BRANCH}ELSIF (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.<) t THEN
       -- A new tick: the pair moves to it. In the time field's last five years (WARN_TICKS,
       -- snowflake_sql_compile), or past its end: refused past the end, else the warning
       -- that the end nears, once a day in a session (55_counters.sql).
@@ -189,10 +192,10 @@ $template$;
 -- changes, and the code's template. Time zone free: the epoch in ms.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_fingerprint(s @extschema@.snowflake_settings)
 RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
-RETURN md5(format('@version@ %s %s %s %s %s %s %s %s %s %s %s %s %s %s %s %s %s', md5(@extschema@.snowflake_sql_template()), s.node_id, s.epoch_ms, s.unit_ms,
+RETURN md5(format('@version@ %s %s %s %s %s %s %s %s %s %s %s %s %s %s %s %s %s %s', md5(@extschema@.snowflake_sql_template()), s.node_id, s.epoch_ms, s.unit_ms,
                   s.max_lead_ms, s.time_bits, s.time_shift, s.node_bits, s.node_shift, s.slot_bits,
                   s.slot_shift, s.sequence_bits, s.sequence_shift, s.gene_bits, s.first_slot, s.last_slot,
-                  @extschema@.snowflake_sql_slot_oids(1 << s.slot_bits)));
+                  s.follow_clock, @extschema@.snowflake_sql_slot_oids(1 << s.slot_bits)));
 
 -- snowflake_sql_refuse_read_only(): the error of a call in a read-only transaction or on
 -- a standby: a slot's sequence cannot be advanced there.
@@ -438,26 +441,33 @@ BEGIN
   -- The clock, and what the rare paths take of it: its tick t, and the pair a new tick
   -- starts at.
   code := CASE WHEN follows THEN
-      replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(code,
+      replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(code,
         '{CLOCK_PAIR_DECLARATION}', E'\n  c bigint;'),
         '{CLOCK_UNIT}', 'in units of the sequence (2^-{SEQUENCE_BITS} of a tick)'),
         '{CLOCK}', 'c'),
         '{CLOCK_TICK}', '(c OPERATOR(pg_catalog.>>) {SEQUENCE_BITS})'),
         '{TICK_OF_CLOCK}', 't := c OPERATOR(pg_catalog.>>) {SEQUENCE_BITS};'),
         '{PAIR_OF_CLOCK}', 'c'),
-        -- After a tick whose sequence was spent, nextval's pair is the next tick's at
-        -- sequence 0: when that tick is the clock's, its first id takes the clock's pair
-        -- too, as a new tick's does.
-        '{BORROWED_TEST_WHY}', E', and not\n  -- the first of a tick that nextval took at sequence 0 after a spent one'),
-        '{BORROWED_TEST}', ' OR (v OPERATOR(pg_catalog.&) {SEQUENCE_MASK}::bigint) OPERATOR(pg_catalog.=) 0'),
-        '{BORROWED_BRANCH}', E'ELSIF (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.=) t THEN\n      -- The clock''s tick, taken at sequence 0 after a spent one: the clock''s pair instead.\n      v := pg_catalog.setval((''{SEQUENCES}''::pg_catalog.regclass[])[slot], c);\n    '),
+        -- With follow_clock, any pair of the clock's tick behind the clock takes the
+        -- clock's pair, as the native's do. Without, only a tick's first: after a tick
+        -- whose sequence was spent, nextval's pair is the next tick's at sequence 0, and
+        -- when that tick is the clock's, its first id takes the clock's pair too, as a new
+        -- tick's does.
+        '{BORROWED_TEST_WHY}', CASE WHEN s.follow_clock THEN E', and the pair\n  -- not behind the clock (follow_clock)'
+                                    ELSE E', and not\n  -- the first of a tick that nextval took at sequence 0 after a spent one' END),
+        '{BORROWED_TEST}', CASE WHEN s.follow_clock THEN ' OR v OPERATOR(pg_catalog.<) c'
+                                ELSE ' OR (v OPERATOR(pg_catalog.&) {SEQUENCE_MASK}::bigint) OPERATOR(pg_catalog.=) 0' END),
+        -- With follow_clock that is the common case of this branch, tested first: a
+        -- PL/pgSQL call pays for each operator it evaluates (above).
+        '{FOLLOW_BRANCH}', CASE WHEN s.follow_clock THEN E'ELSIF (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.=) t AND t OPERATOR(pg_catalog.<=) {MAX_TICKS} THEN\n      -- The clock''s tick, the pair behind the clock: the clock''s pair instead.\n      v := pg_catalog.setval((''{SEQUENCES}''::pg_catalog.regclass[])[slot], c);\n    ' ELSE '' END),
+        '{BORROWED_BRANCH}', CASE WHEN s.follow_clock THEN '' ELSE E'ELSIF (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.=) t THEN\n      -- The clock''s tick, taken at sequence 0 after a spent one: the clock''s pair instead.\n      v := pg_catalog.setval((''{SEQUENCES}''::pg_catalog.regclass[])[slot], c);\n    ' END),
         -- After a wait for a spent tick the clock may have passed the pair (the native
         -- reads it again): the clock's pair then, within the time field.
         '{AFTER_WAIT}', E'\n      c := (pg_catalog.date_part(''epoch'', pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) {CLOCK_PER_SECOND}::pg_catalog.float8\n            OPERATOR(pg_catalog.-) {EPOCH_CLOCK_AND_A_HALF}::pg_catalog.float8)::bigint;\n      IF v OPERATOR(pg_catalog.<) c AND (c OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.<=) {MAX_TICKS} THEN\n        v := pg_catalog.setval((''{SEQUENCES}''::pg_catalog.regclass[])[slot], c);\n      END IF;'),
         -- The id is made of v alone.
         '{TICK_OF_PAIR}', '')
     ELSE
-      replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(code,
+      replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(code,
         '{CLOCK_PAIR_DECLARATION}', ''),
         '{CLOCK_UNIT}', 'in ticks'),
         '{CLOCK}', 't'),
@@ -466,6 +476,7 @@ BEGIN
         '{PAIR_OF_CLOCK}', 't OPERATOR(pg_catalog.<<) {SEQUENCE_BITS}'),
         '{BORROWED_TEST_WHY}', ''),
         '{BORROWED_TEST}', ''),
+        '{FOLLOW_BRANCH}', ''),
         '{BORROWED_BRANCH}', ''),
         '{AFTER_WAIT}', ''),
         '{TICK_OF_PAIR}', E'-- Ahead of the clock (a spent tick, a clock stepped back): the pair''s tick is the id''s.\n    t := v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS};')
