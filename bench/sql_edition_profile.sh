@@ -12,12 +12,11 @@
 # slot's sequence to it (setval), and a layout of 1 s ticks, where the calls find the tick
 # of the id before. pgbench's one-row transactions take both: with 8 clients on 2 cores
 # each session mints a few ids a millisecond. Each in both orders of the fields: the
-# sequence right below the time (the default layout), where within a tick the default
-# follow_clock finds the clock ahead of the last pair at every call and takes the clock's
-# (nextval, then setval), and below the node and slot ('worker-first', 0.3.0's default,
-# whose code is 0.3.0's), where the calls take the next number of the tick (nextval
-# alone). Last, the layout of 1 s ticks with follow_clock off, which takes the next
-# number too.
+# sequence right below the time (the default layout) and below the node and slot
+# ('worker-first', 0.3.0's default, whose code is 0.3.0's); within a tick the calls take
+# the next number of the tick (nextval alone). Last, the layout of 1 s ticks with
+# follow_clock, whose calls find the clock ahead of the last pair there and take the
+# clock's (nextval, then setval).
 # Usage: bash bench/sql_edition_profile.sh [15|18]   (15 by default; valgrind and the
 # native extension installed). INSERTS [1001] sets N. Writes
 # bench/results/sql-edition-instructions-pgV.txt.
@@ -100,11 +99,11 @@ row() {
   for candidate in "${candidates[@]}"; do
     row "$candidate" "${labels[$candidate]}"
   done
-  # Within a tick again, with follow_clock off (docs/managed.md, "The order of ids"): the
-  # calls take the next number of the tick.
+  # Within a tick again, with follow_clock (docs/managed.md, "The order of ids"): every
+  # call finds the clock ahead of the tick's last pair and takes the clock's.
   cluster_launch "$name" $((6090 + version - 15)) "${BENCH_SETTINGS[@]}" >/dev/null
-  sql "$name" "SELECT snowflake.snowflake_configure(follow_clock => false)" -d second_ticks -U master >/dev/null
+  sql "$name" "SELECT snowflake.snowflake_configure(follow_clock => true)" -d second_ticks -U master >/dev/null
   cluster_stop "$name" >/dev/null
-  row second_ticks:sql_edition 'the same, follow_clock off'
+  row second_ticks:sql_edition 'the same, follow_clock'
 } | tee "$results"
 echo "written to ${results#"$SNOWFLAKE_PG_ROOT"/}" >&2

@@ -334,7 +334,7 @@ else
   skip "native comparisons: snowflake_pg is not installed in PostgreSQL $version (source scripts/lib.sh; install_extension $version)"
 fi
 
-# --- The order of ids: a slot's sequence follows the clock inside the tick ---------------
+# --- The order of ids: a slot's sequence starts each tick at the clock ------------------
 
 # clock_order DB ROLE SCHEMA NEXT LAYOUT: 1,000 ids of NEXT (an expression minting an id of
 # LAYOUT with the default epoch; it may use the series' i) in one session of DB as ROLE,
@@ -369,8 +369,8 @@ clock_order() {
            count(*) FILTER (WHERE pair BETWEEN greatest(prev + 1, first_unit - 1) AND greatest(prev + 1, last_unit + 1))
       FROM f" | tail -1
 }
-# expect_clock_order LABEL RESULT: RESULT of clock_order, of the SQL edition with
-# follow_clock off: every slot's first id of a tick at the clock, at least 150 of them, and
+# expect_clock_order LABEL RESULT: RESULT of clock_order, of the SQL edition (follow_clock
+# off, the default): every slot's first id of a tick at the clock, at least 150 of them, and
 # every later id of the tick the one before it plus one (docs/managed.md, "The order of
 # ids").
 expect_clock_order() {
@@ -381,7 +381,7 @@ expect_clock_order() {
   ok "$1: each of the $first ids that start a tick for their slot has the clock's pair (tick and fraction, to the microsecond), the $counted_on others count on from it"
 }
 # expect_follow_clock LABEL RESULT: RESULT of clock_order, of ids that follow the clock
-# inside the tick (the SQL edition's by default, or the native's): every id the greater of the one before
+# inside the tick (the SQL edition's with follow_clock, or the native's): every id the greater of the one before
 # plus one and the clock's pair, and at least 150 of those later in their tick past the
 # one before plus one, at the clock.
 expect_follow_clock() {
@@ -391,7 +391,7 @@ expect_follow_clock() {
     fail "$1: $2 (ids|first of a tick|those at the clock|later ones counted on|later ones at the clock|following)"
   ok "$1: each of the $ids ids is the greater of the one before plus one and the clock's pair, $inside of them inside their tick at the clock"
 }
-expect_follow_clock "the default layout's ids" "$(clock_order conform app sqled 'sqled.snowflake_next()' default)"
+expect_clock_order "the default layout's ids" "$(clock_order conform app sqled 'sqled.snowflake_next()' default)"
 # Another unit and width, and a gene below the node and slot; node 1 (node 0 is conform's).
 for layout in "js53" "time:41, sequence:8, node:2, slot:8, gene:4"; do
   db order1
@@ -399,21 +399,21 @@ for layout in "js53" "time:41, sequence:8, node:2, slot:8, gene:4"; do
   q "$main" order1 master "SELECT snowflake.snowflake_configure(node_id => 1, layout => '$layout')" >/dev/null
   minting='snowflake.snowflake_next()'
   [[ $layout == *gene* ]] && minting='snowflake.snowflake_next(i)'
-  expect_follow_clock "layout '$layout'" "$(clock_order order1 app snowflake "$minting" "$layout")"
+  expect_clock_order "layout '$layout'" "$(clock_order order1 app snowflake "$minting" "$layout")"
   sql "$main" "DROP DATABASE order1 WITH (FORCE)"
 done
-# follow_clock: the owner's to turn off and on at any time, ids minted or not; refused on a
+# follow_clock: the owner's to turn on and off at any time, ids minted or not; refused on a
 # layout whose sequence is not right below the time.
 db order1
 install_psql "$main" order1
 q "$main" order1 master "SELECT snowflake.snowflake_configure(node_id => 1); SELECT snowflake.snowflake_next();
-  SELECT snowflake.snowflake_configure(follow_clock => false)" >/dev/null
-expect_clock_order "the default layout's ids with follow_clock off, set after ids were minted" \
+  SELECT snowflake.snowflake_configure(follow_clock => true)" >/dev/null
+expect_follow_clock "the default layout's ids with follow_clock, set after ids were minted" \
   "$(clock_order order1 app snowflake 'snowflake.snowflake_next()' default)"
 expect_error "$main" order1 master 22023 "ids of layout 'time:41, node:2, slot:8, sequence:12' cannot follow the clock inside a tick" \
-  "SELECT snowflake.snowflake_configure(layout => 'worker-first', follow_clock => true)"
-q "$main" order1 master "SELECT snowflake.snowflake_configure(follow_clock => true)" >/dev/null
-expect_follow_clock "the same database with follow_clock on again" "$(clock_order order1 app snowflake 'snowflake.snowflake_next()' default)"
+  "SELECT snowflake.snowflake_configure(layout => 'worker-first')"
+q "$main" order1 master "SELECT snowflake.snowflake_configure(follow_clock => false)" >/dev/null
+expect_clock_order "the same database with follow_clock off again" "$(clock_order order1 app snowflake 'snowflake.snowflake_next()' default)"
 sql "$main" "DROP DATABASE order1 WITH (FORCE)"
 if $have_native; then
   # The same measures of the native's ids: the rules the edition follows are the native's.

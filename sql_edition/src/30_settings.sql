@@ -36,14 +36,14 @@ CREATE TABLE IF NOT EXISTS @extschema@.snowflake_settings (
     reordered_at timestamptz,
     -- Whether every id takes the clock's fraction of its tick when the clock is ahead of
     -- the slot's last id, as the native's do, at the cost of a WAL-logged setval on most
-    -- calls; else only a slot's first id of a tick does (60_next.sql). Only on a layout
-    -- whose sequence is right below the time, and there by default (snowflake_configure).
-    -- NULL in rows written before the column came: the layout's default.
+    -- calls; else (the default) only a slot's first id of a tick does (60_next.sql). Only
+    -- on a layout whose sequence is right below the time (snowflake_configure). NULL in
+    -- rows written before the column came: false.
     follow_clock boolean
 );
 -- An install of an earlier release gets the columns (at the end, where a new install has
--- them); its rows then read as all slots, and following the clock as far as their layout
--- allows (snowflake_sql_settings). Without defaults: a function of 0.3.0 takes the table's
+-- them); its rows then read as all slots, and taking the clock at a tick's first id only
+-- (snowflake_sql_settings). Without defaults: a function of 0.3.0 takes the table's
 -- row type, and PostgreSQL adds no column with a default to a row type in use.
 DO $slot_columns$
 BEGIN
@@ -69,7 +69,7 @@ SELECT @extschema@.snowflake_sql_dump_with('@extschema@.snowflake_settings', 'WH
 
 -- snowflake_sql_settings(): the settings in force, the configured row if any, with the
 -- slots of a row that names none (written before the slot columns came) all of them, and
--- in a row written before follow_clock came, the layout's default.
+-- follow_clock false in a row written before that column came.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_settings()
 RETURNS @extschema@.snowflake_settings
 LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -80,7 +80,7 @@ BEGIN
   SELECT s.* INTO r FROM @extschema@.snowflake_settings s ORDER BY s.configured DESC LIMIT 1;
   r.first_slot := coalesce(r.first_slot, 0);
   r.last_slot := coalesce(r.last_slot, (1 << r.slot_bits) - 1);
-  r.follow_clock := coalesce(r.follow_clock, @extschema@.snowflake_sql_follows_clock(r.layout));
+  r.follow_clock := coalesce(r.follow_clock, false);
   RETURN r;
 END
 $$;
@@ -88,8 +88,8 @@ $$;
 -- snowflake_sql_settings_row(configured, node_id, layout, epoch, max_lead_ms, slots): a
 -- settings row with its derived fields, each value checked as the native checks its
 -- settings; slots 'all' (or NULL) or a range 'first-last' of the layout's slots; ids
--- following the clock inside a tick where the layout allows it (follow_clock, which
--- snowflake_configure may turn off).
+-- taking the clock at a tick's first only (follow_clock false, which snowflake_configure
+-- may turn on).
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_settings_row(configured boolean,
     node_id integer, layout text, epoch text, max_lead_ms integer, slots text)
 RETURNS @extschema@.snowflake_settings
@@ -161,7 +161,7 @@ BEGIN
   r.gene_bits := l.gene_bits;
   r.first_slot := bounds[1]::integer;
   r.last_slot := bounds[2]::integer;
-  r.follow_clock := @extschema@.snowflake_sql_follows_clock(l.spec);
+  r.follow_clock := false;
   RETURN r;
 END
 $$;

@@ -363,9 +363,9 @@ REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_reorder(@extschema@.snowflake_s
 -- node. The layout and the epoch change the meaning of every id, so they may change only
 -- while no id has been minted; but for one move, from the worker-first order of a layout
 -- to the layout's own (snowflake_sql_reorder), once: the settings keep when it happened,
--- and every id keeps its meaning. follow_clock changes only how far ids follow the clock inside a tick
--- (60_next.sql), which every id's meaning and uniqueness allow at any time; left out, it
--- stays, or takes the new layout's default where the layout changes what it allows.
+-- and every id keeps its meaning. follow_clock (off by default) changes only how far ids
+-- follow the clock inside a tick (60_next.sql), which every id's meaning and uniqueness
+-- allow at any time; left out, it stays.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_configure(node_id integer DEFAULT NULL,
     layout text DEFAULT NULL, epoch text DEFAULT NULL, max_lead_ms integer DEFAULT NULL,
     slots text DEFAULT NULL, follow_clock boolean DEFAULT NULL)
@@ -387,16 +387,12 @@ BEGIN
       -- Left out, the slots stay; all of them stay all, whatever the layout numbers.
       coalesce(slots, CASE WHEN pg_catalog.lower_inf(@extschema@.snowflake_sql_claimed_slots(cur)) THEN 'all'
                            ELSE format('%s-%s', cur.first_slot, cur.last_slot) END));
-  IF follow_clock IS NOT NULL THEN
-    new.follow_clock := follow_clock;
-  ELSIF new.follow_clock AND @extschema@.snowflake_sql_follows_clock(cur.layout) THEN
-    new.follow_clock := cur.follow_clock;
-  END IF;
+  new.follow_clock := coalesce(follow_clock, cur.follow_clock);
   IF new.follow_clock AND NOT @extschema@.snowflake_sql_follows_clock(new.layout) THEN
     RAISE EXCEPTION 'ids of layout ''%'' cannot follow the clock inside a tick', new.layout
       USING ERRCODE = 'invalid_parameter_value',
             DETAIL = 'follow_clock needs the sequence to be the field right below the time.',
-            HINT = 'Leave follow_clock out with this layout, or give false (docs/managed.md, "The order of ids").';
+            HINT = 'Give follow_clock => false with this layout (docs/managed.md, "The order of ids").';
   END IF;
   IF (new.layout, new.epoch_ms) IS NOT DISTINCT FROM (cur.layout, cur.epoch_ms) THEN
     new.reordered_at := cur.reordered_at;

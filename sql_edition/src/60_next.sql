@@ -29,18 +29,18 @@
 -- and its fraction of the tick scaled to the sequence, floor(fraction * 2^sequence_bits),
 -- as the native's generator (snowflake_core/src/generator.rs) takes it. A slot's first id
 -- of a tick is that pair (also when nextval took the tick at sequence 0 after a spent one,
--- or a wait for a spent tick let the clock pass the pair), and so is each later id whose
--- pair nextval finds behind the clock (the setting follow_clock, on by default): ids of
--- every slot sort by the time they were minted, and concurrent inserts reach the primary
--- key's B-tree in key order (docs/managed.md, "The order of ids"). That is a setval at
--- nearly every call (the clock moves by several units of the sequence between two calls),
--- and setval writes WAL at each call, where nextval writes it once every 32: some 18% more
--- instructions than 0.3.0's code a call within a tick (bench/sql_edition_profile.sh).
--- With follow_clock off the later ids of a tick count on from its first one by nextval
--- alone, which costs 3% more than 0.3.0's code, but then ids of several slots minted in
--- one tick sort by when each slot began minting in it, and batches of rows from several
--- sessions leave the B-tree's pages less full (docs/managed.md, "The order of ids"). On
--- other layouts, 0.3.0's rule: a new tick starts the sequence at 0.
+-- or a wait for a spent tick let the clock pass the pair), and by default its later ids of
+-- the tick count on from it by nextval alone, about 3% more instructions than 0.3.0's
+-- code: ids of several slots minted in one tick sort by when each slot began minting in
+-- it. With the setting follow_clock, each later id whose pair nextval finds behind the
+-- clock takes the clock's pair too, as the native's do: ids of every slot sort by the
+-- time they were minted, and concurrent batches reach the primary key's B-tree in key
+-- order, leaving its pages as full as bigserial's (docs/managed.md, "The order of ids").
+-- That is a setval at nearly every call (the clock moves by several units of the sequence
+-- between two calls), and setval writes WAL at each call, where nextval writes it once
+-- every 32: some 18% more instructions than 0.3.0's code a call within a tick
+-- (bench/sql_edition_profile.sh), twice the time of a call in a loop. So it is the
+-- owner's choice. On other layouts, 0.3.0's rule: a new tick starts the sequence at 0.
 --
 -- Code. snowflake_next() and snowflake_next(gene) are made by snowflake_sql_compile, below,
 -- with the settings and the slots' sequences as constants: a call reads no table.
