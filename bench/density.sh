@@ -7,8 +7,8 @@
 # pg_relation_size and pgstattuple's avg_leaf_density. The keys: snowflake_next() on the
 # bench cluster (stock) and on a second cluster of the same settings that preloads the
 # library, the SQL edition's snowflake_next() (built from sql_edition/ and installed as
-# bench/sql_edition.sh installs it), the same with follow_clock (docs/managed.md, "The
-# order of ids"), bigserial, gen_random_uuid() and uuidv7() where the server has it. Then
+# bench/sql_edition.sh installs it), the same with follow_clock off (docs/managed.md,
+# "The order of ids"), bigserial, gen_random_uuid() and uuidv7() where the server has it. Then
 # the order: 8 writers insert DENSITY_ORDER_ROWS rows, one a transaction, each row with
 # clock_timestamp() read right after its id; sorted by id, the share of neighbours whose
 # clock goes back by more than 0.1 ms, for snowflake_next(), the SQL edition (both ways)
@@ -43,11 +43,11 @@ sql "$name" "CREATE TABLE t_sql_edition (id bigint PRIMARY KEY DEFAULT snowflake
 candidates=()
 for t in $(key_tables "$name"); do
   candidates+=("$t")
-  if [[ $t == snowflake ]]; then candidates+=(preloaded sql_edition sql_follow); fi
+  if [[ $t == snowflake ]]; then candidates+=(preloaded sql_edition sql_tick_first); fi
 done
 
-# follow_clock BOOLEAN: the SQL edition's setting, as its owner sets it; sessions then mint
-# by the code it makes.
+# follow_clock BOOLEAN: the SQL edition's setting (on by default), as its owner sets it;
+# sessions then mint by the code it makes.
 follow_clock() { sql "$name" "SELECT snowflake.snowflake_configure(follow_clock => $1)" -d postgres -U master >/dev/null; }
 
 # leaf_density NAME TABLE: pgstattuple's average leaf density of t_TABLE's primary-key
@@ -59,12 +59,12 @@ leaf_density() { sql "$1" "SELECT avg_leaf_density FROM pgstatindex('t_${2}_pkey
 cell() {
   local server=$name table=$1 rows=$DENSITY_ROWS
   if [[ $1 == preloaded ]]; then server=$preload table=snowflake; fi
-  if [[ $1 == sql_follow ]]; then table=sql_edition && follow_clock true; fi
+  if [[ $1 == sql_tick_first ]]; then table=sql_edition && follow_clock false; fi
   if (($3 > 1)); then rows=$DENSITY_BATCH_ROWS; fi
   sample "$name" "size/$3" "$1" "$2" 1 "$(concurrent_index "$server" "$table" "$rows" "$2" "$3")"
   sample "$name" "density/$3" "$1" "$2" 1 "$(leaf_density "$server" "$table")"
   sql "$server" "TRUNCATE t_$table"
-  if [[ $1 == sql_follow ]]; then follow_clock false; fi
+  if [[ $1 == sql_tick_first ]]; then follow_clock true; fi
 }
 
 # Each writer count starts the list from another candidate (bench/common.sh's rotate), so
@@ -87,11 +87,11 @@ sample "$name" order_check columns 1 1 "$(sql "$name" "CREATE TEMP TABLE clock_o
 at="at timestamptz NOT NULL DEFAULT clock_timestamp()"
 sql "$name" "CREATE TABLE t_order_snowflake (id bigint PRIMARY KEY DEFAULT snowflake_next(), payload int NOT NULL, $at)" \
   -c "CREATE TABLE t_order_sql_edition (id bigint PRIMARY KEY DEFAULT snowflake.snowflake_next(), payload int NOT NULL, $at)" \
-  -c "CREATE TABLE t_order_sql_follow (id bigint PRIMARY KEY DEFAULT snowflake.snowflake_next(), payload int NOT NULL, $at)" \
+  -c "CREATE TABLE t_order_sql_tick_first (id bigint PRIMARY KEY DEFAULT snowflake.snowflake_next(), payload int NOT NULL, $at)" \
   -c "CREATE TABLE t_order_bigserial (id bigserial PRIMARY KEY, payload int NOT NULL, $at)"
 note "$name" "density: the order of $order_writers writers' ids"
-for k in snowflake sql_edition sql_follow bigserial; do
-  if [[ $k == sql_follow ]]; then follow_clock true; fi
+for k in snowflake sql_edition sql_tick_first bigserial; do
+  if [[ $k == sql_tick_first ]]; then follow_clock false; fi
   tps "$name" "$order_writers" -f "$(insert_script "$name" "order_$k" 1)" \
     -t $((DENSITY_ORDER_ROWS / order_writers)) >/dev/null
   read -r share back < <(sql "$name" "SELECT count(*) FILTER (WHERE back > 0.1) * 100.0 / (count(*) - 1),
@@ -99,7 +99,7 @@ for k in snowflake sql_edition sql_follow bigserial; do
     FROM (SELECT extract(epoch FROM lag(at) OVER (ORDER BY id) - at) * 1000 AS back FROM t_order_$k) s" -F ' ')
   sample "$name" order "$k" "$order_writers" 1 "$share"
   sample "$name" order_back "$k" "$order_writers" 1 "$back"
-  if [[ $k == sql_follow ]]; then follow_clock false; fi
+  if [[ $k == sql_tick_first ]]; then follow_clock true; fi
 done
 sample "$name" order_rows rows "$order_writers" 1 "$(sql "$name" "SELECT count(*) FROM t_order_bigserial")"
 report "$name" density

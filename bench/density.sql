@@ -7,7 +7,7 @@ CREATE TEMP VIEW density_cells AS
   SELECT split_part(s.section, '/', 2)::int AS n, s.candidate, s.clients AS writers,
       s.value / 1048576 AS mb, d.value AS density, s.value / b.value AS ratio,
       d.value - bd.value AS points,
-      array_position(ARRAY['snowflake', 'preloaded', 'sql_edition', 'sql_follow', 'bigserial', 'uuid', 'uuidv7'], s.candidate) AS ord,
+      array_position(ARRAY['snowflake', 'preloaded', 'sql_edition', 'sql_tick_first', 'bigserial', 'uuid', 'uuidv7'], s.candidate) AS ord,
       CASE s.candidate WHEN 'preloaded' THEN 'snowflake_next(), preloaded' ELSE label(s.candidate) END AS key
     FROM samples s
       JOIN samples d ON d.section = 'density/' || split_part(s.section, '/', 2)
@@ -35,7 +35,7 @@ WITH loads (n, what, rows) AS (VALUES
       (array_agg(writers ORDER BY ratio DESC, writers))[1] AS ratio_writers,
       (array_agg(points ORDER BY points, writers))[1] AS points,
       (array_agg(writers ORDER BY points, writers))[1] AS points_writers
-    FROM density_cells WHERE candidate IN ('snowflake', 'preloaded', 'sql_edition', 'sql_follow') GROUP BY n, ord, key),
+    FROM density_cells WHERE candidate IN ('snowflake', 'preloaded', 'sql_edition', 'sql_tick_first') GROUP BY n, ord, key),
   lines (n, part, ord, line) AS (
     SELECT n, 0, 0, format(E'\n   %s;\n   %s rows a cell (rounded down to whole transactions a writer)', what, rows)
       FROM loads WHERE n IN (SELECT n FROM density_cells)

@@ -56,9 +56,9 @@ $$;
 
 -- The key default of each insert-path table t_NAME, as the report names it (t_pgedge, pgEdge's
 -- snowflake extension, is made by bench/keys.sh where the server has it; the SQL edition's,
--- by bench/density.sh, which names its samples with follow_clock sql_follow).
+-- by bench/density.sh, which names its samples with follow_clock off sql_tick_first).
 CREATE FUNCTION label(name text) RETURNS text LANGUAGE sql AS $$
   SELECT CASE name WHEN 'snowflake' THEN 'snowflake_next()' WHEN 'uuid' THEN 'gen_random_uuid()'
     WHEN 'uuidv7' THEN 'uuidv7()' WHEN 'pgedge' THEN 'snowflake.nextval()'
-    WHEN 'sql_edition' THEN 'SQL edition snowflake_next()' WHEN 'sql_follow' THEN 'the same, follow_clock' ELSE name END
+    WHEN 'sql_edition' THEN 'SQL edition snowflake_next()' WHEN 'sql_tick_first' THEN 'the same, follow_clock off' ELSE name END
 $$;

@@ -336,41 +336,51 @@ fi
 
 # --- The order of ids: a slot's sequence starts each tick at the clock ------------------
 
-# clock_order DB ROLE SCHEMA NEXT LAYOUT: 1,000 ids of NEXT (an expression minting an id of
-# LAYOUT with the default epoch; it may use the series' i) in one session of DB as ROLE,
-# each between two reads of clock_timestamp(), every other one after a pause of 0.3 of a
-# tick, so that many start a tick. SCHEMA holds an install of the edition, whose
-# snowflake_sql_read_layout reads LAYOUT. Prints "ids|first|at clock|counted on": the ids;
-# those that are their slot's first of a tick; those of them whose pair (the time and
-# sequence fields side by side) is the clock's, floor(ticks since the epoch * 2^sequence
-# bits), at an instant between the two reads, to the clock's microsecond (a read truncates
-# the time to it) and a unit of rounding; the ids later in their tick that are the id
-# before them plus one in the sequence; the ids later in their tick that are past that, at
-# the clock; and the ids that are the greater of the id before plus one and the clock's
-# pair (the rule of follow_clock and of the native).
+# clock_order DB ROLE SCHEMA NEXT LAYOUT [WINDOW]: 1,000 ids of NEXT (an expression minting
+# an id of LAYOUT with the default epoch; it may use the series' i) in one session of DB as
+# ROLE, each between two reads of clock_timestamp(), every other one after a pause of 0.3
+# of a tick (pg_sleep: a millisecond at least), so that many start a tick, and every fourth
+# after 100 µs spent waiting, more than the window of follow_clock. SCHEMA holds an install of the edition, whose
+# snowflake_sql_read_layout reads LAYOUT. Prints "ids|first|at clock|counted on|inside|
+# following": the ids; those that are their slot's first of a tick; those of them whose
+# pair (the time and sequence fields side by side) is the clock's, floor(ticks since the
+# epoch * 2^sequence bits), at an instant between the two reads, to the clock's
+# microsecond (a read truncates the time to it) and a unit of rounding; the ids later in
+# their tick that are the id before them plus one in the sequence; the ids later in their
+# tick that are past that, at the clock; and the ids that follow the clock to within
+# WINDOW µs (0 by default): the greater of the id before plus one and the clock's pair, or
+# the id before plus one at most WINDOW behind the clock (the rule of follow_clock, whose
+# window the edition's snowflake_sql_follow_window_us() gives, and of the native, which has
+# none).
 clock_order() {
   q "$main" "$1" "$2" "SELECT $4 FROM (SELECT 0 AS i) i; SELECT pg_sleep(0.01);
+    CREATE FUNCTION pg_temp.spin(us float8) RETURNS text LANGUAGE plpgsql AS \$\$
+      DECLARE done timestamptz := clock_timestamp() + us * interval '1 microsecond';
+      BEGIN WHILE clock_timestamp() < done LOOP END LOOP; RETURN ''; END \$\$;
     CREATE TEMP TABLE o AS
       SELECT i, clock_timestamp() AS before, $4 AS id, clock_timestamp() AS after,
-             pg_sleep(CASE WHEN i % 2 = 0 THEN 0.0003 * (s.layout).unit_ms ELSE 0 END)::text AS pause
+             CASE WHEN i % 2 = 0 THEN pg_sleep(0.0003 * (s.layout).unit_ms)::text
+                  WHEN i % 4 = 1 THEN pg_temp.spin(100) ELSE '' END AS pause
         FROM (SELECT $3.snowflake_sql_read_layout('$5') AS layout) s, generate_series(1, 1000) i;
     WITH l AS (SELECT ($3.snowflake_sql_read_layout('$5')).*),
       p AS (SELECT i, id >> l.sequence_shift AS pair, l.sequence_bits AS bits,
                    floor((extract(epoch FROM before) * 1000000 - 1577836800000000)
                          * 2::numeric ^ l.sequence_bits / (1000 * l.unit_ms)) AS first_unit,
                    floor((extract(epoch FROM after) * 1000000 + 1 - 1577836800000000)
-                         * 2::numeric ^ l.sequence_bits / (1000 * l.unit_ms)) AS last_unit
+                         * 2::numeric ^ l.sequence_bits / (1000 * l.unit_ms)) AS last_unit,
+                   floor(2::numeric ^ l.sequence_bits * ${6:-0} / (1000 * l.unit_ms)) AS window_units
               FROM o, l),
       f AS (SELECT *, lag(pair) OVER (ORDER BY i) AS prev FROM p)
     SELECT count(*), count(*) FILTER (WHERE prev >> bits < pair >> bits),
            count(*) FILTER (WHERE prev >> bits < pair >> bits AND pair BETWEEN first_unit - 1 AND last_unit + 1),
            count(*) FILTER (WHERE prev >> bits = pair >> bits AND pair = prev + 1),
            count(*) FILTER (WHERE prev >> bits = pair >> bits AND pair > prev + 1 AND pair BETWEEN first_unit - 1 AND last_unit + 1),
-           count(*) FILTER (WHERE pair BETWEEN greatest(prev + 1, first_unit - 1) AND greatest(prev + 1, last_unit + 1))
+           count(*) FILTER (WHERE pair BETWEEN greatest(prev + 1, first_unit - 1) AND greatest(prev + 1, last_unit + 1)
+                               OR pair = prev + 1 AND pair >= first_unit - 1 - window_units)
       FROM f" | tail -1
 }
-# expect_clock_order LABEL RESULT: RESULT of clock_order, of the SQL edition (follow_clock
-# off, the default): every slot's first id of a tick at the clock, at least 150 of them, and
+# expect_clock_order LABEL RESULT: RESULT of clock_order, of the SQL edition with
+# follow_clock off: every slot's first id of a tick at the clock, at least 150 of them, and
 # every later id of the tick the one before it plus one (docs/managed.md, "The order of
 # ids").
 expect_clock_order() {
@@ -381,17 +391,19 @@ expect_clock_order() {
   ok "$1: each of the $first ids that start a tick for their slot has the clock's pair (tick and fraction, to the microsecond), the $counted_on others count on from it"
 }
 # expect_follow_clock LABEL RESULT: RESULT of clock_order, of ids that follow the clock
-# inside the tick (the SQL edition's with follow_clock, or the native's): every id the greater of the one before
-# plus one and the clock's pair, and at least 150 of those later in their tick past the
+# inside the tick (the SQL edition's with follow_clock, or the native's): every id
+# following the clock (clock_order), and at least 150 of those later in their tick past the
 # one before plus one, at the clock.
 expect_follow_clock() {
   local ids inside followed
   IFS='|' read -r ids _ _ _ inside followed <<<"$2"
   ((ids == 1000 && inside >= 150 && followed == ids)) ||
     fail "$1: $2 (ids|first of a tick|those at the clock|later ones counted on|later ones at the clock|following)"
-  ok "$1: each of the $ids ids is the greater of the one before plus one and the clock's pair, $inside of them inside their tick at the clock"
+  ok "$1: each of the $ids ids follows the clock, $inside of them inside their tick at the clock"
 }
-expect_clock_order "the default layout's ids" "$(clock_order conform app sqled 'sqled.snowflake_next()' default)"
+# follow_clock's window, in µs, which every install of this build has.
+window=$(q "$main" conform app 'SELECT sqled.snowflake_sql_follow_window_us()')
+expect_follow_clock "the default layout's ids" "$(clock_order conform app sqled 'sqled.snowflake_next()' default "$window")"
 # Another unit and width, and a gene below the node and slot; node 1 (node 0 is conform's).
 for layout in "js53" "time:41, sequence:8, node:2, slot:8, gene:4"; do
   db order1
@@ -399,21 +411,26 @@ for layout in "js53" "time:41, sequence:8, node:2, slot:8, gene:4"; do
   q "$main" order1 master "SELECT snowflake.snowflake_configure(node_id => 1, layout => '$layout')" >/dev/null
   minting='snowflake.snowflake_next()'
   [[ $layout == *gene* ]] && minting='snowflake.snowflake_next(i)'
-  expect_clock_order "layout '$layout'" "$(clock_order order1 app snowflake "$minting" "$layout")"
+  expect_follow_clock "layout '$layout'" "$(clock_order order1 app snowflake "$minting" "$layout" "$window")"
   sql "$main" "DROP DATABASE order1 WITH (FORCE)"
 done
-# follow_clock: the owner's to turn on and off at any time, ids minted or not; refused on a
-# layout whose sequence is not right below the time.
+# follow_clock: on by default where the layout allows it, off on a layout that does not;
+# the owner's to turn off and on at any time, ids minted or not; refused on a layout whose
+# sequence is not right below the time.
 db order1
 install_psql "$main" order1
-q "$main" order1 master "SELECT snowflake.snowflake_configure(node_id => 1); SELECT snowflake.snowflake_next();
-  SELECT snowflake.snowflake_configure(follow_clock => true)" >/dev/null
-expect_follow_clock "the default layout's ids with follow_clock, set after ids were minted" \
+defaults=$(q "$main" order1 master "SELECT (snowflake.snowflake_configure(node_id => 1, layout => 'worker-first')).follow_clock;
+  SELECT (snowflake.snowflake_configure(layout => 'default')).follow_clock" | paste -sd' ')
+[[ $defaults == 'f t' ]] || fail "follow_clock by layout: $defaults (worker-first, then the default layout)"
+ok "follow_clock by default: off under layout 'worker-first', on under the default layout"
+q "$main" order1 master "SELECT snowflake.snowflake_next(); SELECT snowflake.snowflake_configure(follow_clock => false)" >/dev/null
+expect_clock_order "the default layout's ids with follow_clock turned off after ids were minted" \
   "$(clock_order order1 app snowflake 'snowflake.snowflake_next()' default)"
 expect_error "$main" order1 master 22023 "ids of layout 'time:41, node:2, slot:8, sequence:12' cannot follow the clock inside a tick" \
-  "SELECT snowflake.snowflake_configure(layout => 'worker-first')"
-q "$main" order1 master "SELECT snowflake.snowflake_configure(follow_clock => false)" >/dev/null
-expect_clock_order "the same database with follow_clock off again" "$(clock_order order1 app snowflake 'snowflake.snowflake_next()' default)"
+  "SELECT snowflake.snowflake_configure(layout => 'worker-first', follow_clock => true)"
+q "$main" order1 master "SELECT snowflake.snowflake_configure(follow_clock => true)" >/dev/null
+expect_follow_clock "the same database with follow_clock on again" \
+  "$(clock_order order1 app snowflake 'snowflake.snowflake_next()' default "$window")"
 sql "$main" "DROP DATABASE order1 WITH (FORCE)"
 if $have_native; then
   # The same measures of the native's ids: the rules the edition follows are the native's.

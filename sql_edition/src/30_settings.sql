@@ -35,14 +35,15 @@ CREATE TABLE IF NOT EXISTS @extschema@.snowflake_settings (
     -- none is minted before it. NULL: every id is in the layout's order.
     reordered_at timestamptz,
     -- Whether every id takes the clock's fraction of its tick when the clock is ahead of
-    -- the slot's last id, as the native's do, at the cost of a WAL-logged setval on most
-    -- calls; else (the default) only a slot's first id of a tick does (60_next.sql). Only
-    -- on a layout whose sequence is right below the time (snowflake_configure). NULL in
-    -- rows written before the column came: false.
+    -- the slot's last id by more than a window of 32 µs, as the native's do (without the
+    -- window), at the cost of a WAL-logged setval at such calls; else only a slot's first
+    -- id of a tick does (60_next.sql). On by default where the layout has the sequence
+    -- right below the time, and only there (snowflake_configure). NULL in rows written
+    -- before the column came: the default.
     follow_clock boolean
 );
 -- An install of an earlier release gets the columns (at the end, where a new install has
--- them); its rows then read as all slots, and taking the clock at a tick's first id only
+-- them); its rows then read as all slots, and follow_clock as the layout's default
 -- (snowflake_sql_settings). Without defaults: a function of 0.3.0 takes the table's
 -- row type, and PostgreSQL adds no column with a default to a row type in use.
 DO $slot_columns$
@@ -69,7 +70,7 @@ SELECT @extschema@.snowflake_sql_dump_with('@extschema@.snowflake_settings', 'WH
 
 -- snowflake_sql_settings(): the settings in force, the configured row if any, with the
 -- slots of a row that names none (written before the slot columns came) all of them, and
--- follow_clock false in a row written before that column came.
+-- follow_clock the layout's default in a row written before that column came.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_settings()
 RETURNS @extschema@.snowflake_settings
 LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -80,16 +81,16 @@ BEGIN
   SELECT s.* INTO r FROM @extschema@.snowflake_settings s ORDER BY s.configured DESC LIMIT 1;
   r.first_slot := coalesce(r.first_slot, 0);
   r.last_slot := coalesce(r.last_slot, (1 << r.slot_bits) - 1);
-  r.follow_clock := coalesce(r.follow_clock, false);
+  r.follow_clock := coalesce(r.follow_clock, @extschema@.snowflake_sql_follows_clock(r.layout));
   RETURN r;
 END
 $$;
 
 -- snowflake_sql_settings_row(configured, node_id, layout, epoch, max_lead_ms, slots): a
 -- settings row with its derived fields, each value checked as the native checks its
--- settings; slots 'all' (or NULL) or a range 'first-last' of the layout's slots; ids
--- taking the clock at a tick's first only (follow_clock false, which snowflake_configure
--- may turn on).
+-- settings; slots 'all' (or NULL) or a range 'first-last' of the layout's slots;
+-- follow_clock the layout's default (on where the sequence is right below the time),
+-- which snowflake_configure may turn off.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_settings_row(configured boolean,
     node_id integer, layout text, epoch text, max_lead_ms integer, slots text)
 RETURNS @extschema@.snowflake_settings
@@ -161,7 +162,7 @@ BEGIN
   r.gene_bits := l.gene_bits;
   r.first_slot := bounds[1]::integer;
   r.last_slot := bounds[2]::integer;
-  r.follow_clock := false;
+  r.follow_clock := @extschema@.snowflake_sql_follows_clock(l.spec);
   RETURN r;
 END
 $$;

@@ -363,9 +363,10 @@ REVOKE ALL ON FUNCTION @extschema@.snowflake_sql_reorder(@extschema@.snowflake_s
 -- node. The layout and the epoch change the meaning of every id, so they may change only
 -- while no id has been minted; but for one move, from the worker-first order of a layout
 -- to the layout's own (snowflake_sql_reorder), once: the settings keep when it happened,
--- and every id keeps its meaning. follow_clock (off by default) changes only how far ids
--- follow the clock inside a tick (60_next.sql), which every id's meaning and uniqueness
--- allow at any time; left out, it stays.
+-- and every id keeps its meaning. follow_clock changes only how far ids follow the clock
+-- inside a tick (60_next.sql), which every id's meaning and uniqueness allow at any time;
+-- left out, it stays off where it was turned off, and else takes the new layout's default
+-- (on where the layout can follow the clock).
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_configure(node_id integer DEFAULT NULL,
     layout text DEFAULT NULL, epoch text DEFAULT NULL, max_lead_ms integer DEFAULT NULL,
     slots text DEFAULT NULL, follow_clock boolean DEFAULT NULL)
@@ -387,7 +388,11 @@ BEGIN
       -- Left out, the slots stay; all of them stay all, whatever the layout numbers.
       coalesce(slots, CASE WHEN pg_catalog.lower_inf(@extschema@.snowflake_sql_claimed_slots(cur)) THEN 'all'
                            ELSE format('%s-%s', cur.first_slot, cur.last_slot) END));
-  new.follow_clock := coalesce(follow_clock, cur.follow_clock);
+  IF follow_clock IS NOT NULL THEN
+    new.follow_clock := follow_clock;
+  ELSIF cur.follow_clock IS DISTINCT FROM @extschema@.snowflake_sql_follows_clock(cur.layout) THEN
+    new.follow_clock := cur.follow_clock;
+  END IF;
   IF new.follow_clock AND NOT @extschema@.snowflake_sql_follows_clock(new.layout) THEN
     RAISE EXCEPTION 'ids of layout ''%'' cannot follow the clock inside a tick', new.layout
       USING ERRCODE = 'invalid_parameter_value',

@@ -27,20 +27,21 @@
 -- (snowflake_sql_follows_clock, 10_layout.sql; the default layout), the clock is read in
 -- units of the sequence, 2^-sequence_bits of a tick, so that the clock's pair is its tick
 -- and its fraction of the tick scaled to the sequence, floor(fraction * 2^sequence_bits),
--- as the native's generator (snowflake_core/src/generator.rs) takes it. A slot's first id
--- of a tick is that pair (also when nextval took the tick at sequence 0 after a spent one,
--- or a wait for a spent tick let the clock pass the pair), and by default its later ids of
--- the tick count on from it by nextval alone, about 3% more instructions than 0.3.0's
--- code: ids of several slots minted in one tick sort by when each slot began minting in
--- it. With the setting follow_clock, each later id whose pair nextval finds behind the
--- clock takes the clock's pair too, as the native's do: ids of every slot sort by the
--- time they were minted, and concurrent batches reach the primary key's B-tree in key
--- order, leaving its pages as full as bigserial's (docs/managed.md, "The order of ids").
--- That is a setval at nearly every call (the clock moves by several units of the sequence
--- between two calls), and setval writes WAL at each call, where nextval writes it once
--- every 32: some 18% more instructions than 0.3.0's code a call within a tick
--- (bench/sql_edition_profile.sh), twice the time of a call in a loop. So it is the
--- owner's choice. On other layouts, 0.3.0's rule: a new tick starts the sequence at 0.
+-- as the native's generator (snowflake_core/src/generator.rs) takes it. With follow_clock
+-- (the default there), a call whose pair nextval finds more than a window of 32 µs behind
+-- the clock takes the clock's pair instead (setval): a slot's first id of a tick, and any
+-- later one minted after a pause. Ids of every slot then sort by the time they were
+-- minted, to within the window, and concurrent writers reach the primary key's B-tree in
+-- key order, leaving its pages as full as bigserial's (docs/managed.md, "The order of
+-- ids"). The native's take the clock's pair at every call the clock is ahead; here each
+-- setval writes WAL, where nextval writes it once every 32 calls, and costs a call as
+-- much as 0.3.0's first id of a millisecond: the window keeps it off the calls of a loop
+-- or a batch, a few microseconds apart, which count on by nextval alone. Without
+-- follow_clock, only a slot's first id of a tick takes the clock's pair (also when
+-- nextval took the tick at sequence 0 after a spent one, or a wait for a spent tick let
+-- the clock pass the pair), and its later ids of the tick count on from it: ids of
+-- several slots minted in one tick sort by when each slot began minting in it. On other
+-- layouts, 0.3.0's rule: a new tick starts the sequence at 0.
 --
 -- Code. snowflake_next() and snowflake_next(gene) are made by snowflake_sql_compile, below,
 -- with the settings and the slots' sequences as constants: a call reads no table.
@@ -111,6 +112,25 @@ LANGUAGE sql STABLE STRICT PARALLEL SAFE
 RETURN (SELECT array_agg(@extschema@.snowflake_sql_slot_sequence(i)::oid ORDER BY i)
           FROM generate_series(0, slots - 1) i);
 
+-- snowflake_sql_follow_window_us(): with follow_clock, how far behind the clock, in µs, a
+-- slot's next pair may be and still be taken (the top of this file).
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_follow_window_us() RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN 32;
+
+-- snowflake_sql_fill(code, words): code with each word of the pairs (word, text) replaced
+-- by its text, in their order: a text may bring words that a later pair fills.
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_fill(code text, words text[]) RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  FOR i IN 1 .. array_length(words, 1) BY 2 LOOP
+    code := replace(code, words[i], words[i + 1]);
+  END LOOP;
+  RETURN code;
+END
+$$;
+
 -- snowflake_sql_template(): the code of snowflake_next() and snowflake_next(gene), which
 -- snowflake_sql_compile fills in; its words {LIKE_THIS} are filled in there.
 CREATE OR REPLACE FUNCTION @extschema@.snowflake_sql_template() RETURNS text
@@ -154,30 +174,38 @@ BEGIN
         OPERATOR(pg_catalog.-) {EPOCH_CLOCK_AND_A_HALF}::pg_catalog.float8)::bigint;
   -- The pair's tick is the clock's (LEAST: a clock past the time field never is){BORROWED_TEST_WHY}.
   IF v IS NULL OR (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.<>) LEAST({CLOCK_TICK}, {MAX_TICKS}){BORROWED_TEST} THEN
-    {TICK_OF_CLOCK}
-    IF v IS NULL THEN
-      PERFORM @extschema@.snowflake_sql_refuse('no such slot', cached);
-    {FOLLOW_BRANCH}ELSIF (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.<) t THEN
-      -- A new tick: the pair moves to it. In the time field's last five years (WARN_TICKS,
-      -- snowflake_sql_compile), or past its end: refused past the end, else the warning
-      -- that the end nears, once a day in a session (55_counters.sql).
-      IF t OPERATOR(pg_catalog.>) {WARN_TICKS} THEN
-        IF t OPERATOR(pg_catalog.>) {MAX_TICKS} THEN
-          PERFORM @extschema@.snowflake_sql_refuse('time full');
-        END IF;
-        PERFORM @extschema@.snowflake_sql_warn_epoch_end();
-      END IF;
-      -- An assignment, not PERFORM: no query of its own.
+    -- A call that takes the clock's pair, in as few statements as it can be (each costs
+    -- the call about as much as its own work): a new tick, or with follow_clock a pair
+    -- more than the window behind the clock, the clock well inside the time field. The
+    -- rest below.
+    IF v OPERATOR(pg_catalog.<) {JUMP_BELOW} AND {CLOCK_TICK} OPERATOR(pg_catalog.<=) {WARN_TICKS} THEN
       v := pg_catalog.setval(('{SEQUENCES}'::pg_catalog.regclass[])[slot], {PAIR_OF_CLOCK});
-    ELSIF t OPERATOR(pg_catalog.<) 0
-          OR (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.>) LEAST(t OPERATOR(pg_catalog.+) {LEAD}, {MAX_TICKS}) THEN
-      -- Before the epoch, past the lead bound, or past the time field: refused or waited out.
-      PERFORM @extschema@.snowflake_sql_wait(v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}, v, t, {EPOCH_MS}, {UNIT_MS}, {LEAD}, {SEQUENCE_BITS}, {MAX_LEAD_MS}, {MAX_TICKS});{AFTER_WAIT}
-    {BORROWED_BRANCH}ELSE
-      -- Ahead within the lead bound: counted for the status (55_counters.sql).
-      PERFORM @extschema@.snowflake_sql_note_ahead(v, t, {SEQUENCE_BITS}, {UNIT_MS});
+    ELSE
+      {TICK_OF_CLOCK}
+      IF v IS NULL THEN
+        PERFORM @extschema@.snowflake_sql_refuse('no such slot', cached);
+      ELSIF (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.<) t THEN
+        -- A new tick: the pair moves to it. In the time field's last five years (WARN_TICKS,
+        -- snowflake_sql_compile), or past its end: refused past the end, else the warning
+        -- that the end nears, once a day in a session (55_counters.sql).
+        IF t OPERATOR(pg_catalog.>) {WARN_TICKS} THEN
+          IF t OPERATOR(pg_catalog.>) {MAX_TICKS} THEN
+            PERFORM @extschema@.snowflake_sql_refuse('time full');
+          END IF;
+          PERFORM @extschema@.snowflake_sql_warn_epoch_end();
+        END IF;
+        -- An assignment, not PERFORM: no query of its own.
+        v := pg_catalog.setval(('{SEQUENCES}'::pg_catalog.regclass[])[slot], {PAIR_OF_CLOCK});
+      ELSIF t OPERATOR(pg_catalog.<) 0
+            OR (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.>) LEAST(t OPERATOR(pg_catalog.+) {LEAD}, {MAX_TICKS}) THEN
+        -- Before the epoch, past the lead bound, or past the time field: refused or waited out.
+        PERFORM @extschema@.snowflake_sql_wait(v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}, v, t, {EPOCH_MS}, {UNIT_MS}, {LEAD}, {SEQUENCE_BITS}, {MAX_LEAD_MS}, {MAX_TICKS});{AFTER_WAIT}
+      {CLOCK_TICK_BRANCH}ELSE
+        -- Ahead within the lead bound: counted for the status (55_counters.sql).
+        PERFORM @extschema@.snowflake_sql_note_ahead(v, t, {SEQUENCE_BITS}, {UNIT_MS});
+      END IF;
+      {TICK_OF_PAIR}
     END IF;
-    {TICK_OF_PAIR}
   END IF;
   -- The id from the pair v (snowflake_sql_compile writes it); the node and slot fields of
   -- each slot are one constant of the array.
@@ -440,70 +468,74 @@ BEGIN
     END || ' {GENE_PART}');
   -- The clock, and what the rare paths take of it: its tick t, and the pair a new tick
   -- starts at.
-  code := CASE WHEN follows THEN
-      replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(code,
-        '{CLOCK_PAIR_DECLARATION}', E'\n  c bigint;'),
-        '{CLOCK_UNIT}', 'in units of the sequence (2^-{SEQUENCE_BITS} of a tick)'),
-        '{CLOCK}', 'c'),
-        '{CLOCK_TICK}', '(c OPERATOR(pg_catalog.>>) {SEQUENCE_BITS})'),
-        '{TICK_OF_CLOCK}', 't := c OPERATOR(pg_catalog.>>) {SEQUENCE_BITS};'),
-        '{PAIR_OF_CLOCK}', 'c'),
-        -- With follow_clock, any pair of the clock's tick behind the clock takes the
-        -- clock's pair, as the native's do. Without, only a tick's first: after a tick
-        -- whose sequence was spent, nextval's pair is the next tick's at sequence 0, and
-        -- when that tick is the clock's, its first id takes the clock's pair too, as a new
-        -- tick's does.
-        '{BORROWED_TEST_WHY}', CASE WHEN s.follow_clock THEN E', and the pair\n  -- not behind the clock (follow_clock)'
-                                    ELSE E', and not\n  -- the first of a tick that nextval took at sequence 0 after a spent one' END),
-        '{BORROWED_TEST}', CASE WHEN s.follow_clock THEN ' OR v OPERATOR(pg_catalog.<) c'
-                                ELSE ' OR (v OPERATOR(pg_catalog.&) {SEQUENCE_MASK}::bigint) OPERATOR(pg_catalog.=) 0' END),
-        -- With follow_clock that is the common case of this branch, tested first: a
-        -- PL/pgSQL call pays for each operator it evaluates (above).
-        '{FOLLOW_BRANCH}', CASE WHEN s.follow_clock THEN E'ELSIF (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.=) t AND t OPERATOR(pg_catalog.<=) {MAX_TICKS} THEN\n      -- The clock''s tick, the pair behind the clock: the clock''s pair instead.\n      v := pg_catalog.setval((''{SEQUENCES}''::pg_catalog.regclass[])[slot], c);\n    ' ELSE '' END),
-        '{BORROWED_BRANCH}', CASE WHEN s.follow_clock THEN '' ELSE E'ELSIF (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.=) t THEN\n      -- The clock''s tick, taken at sequence 0 after a spent one: the clock''s pair instead.\n      v := pg_catalog.setval((''{SEQUENCES}''::pg_catalog.regclass[])[slot], c);\n    ' END),
+  code := @extschema@.snowflake_sql_fill(code, CASE WHEN follows THEN ARRAY[
+        '{CLOCK_PAIR_DECLARATION}', E'\n  c bigint;',
+        '{CLOCK_UNIT}', 'in units of the sequence (2^-{SEQUENCE_BITS} of a tick)',
+        '{CLOCK}', 'c',
+        '{CLOCK_TICK}', '(c OPERATOR(pg_catalog.>>) {SEQUENCE_BITS})',
+        '{TICK_OF_CLOCK}', 't := c OPERATOR(pg_catalog.>>) {SEQUENCE_BITS};',
+        '{PAIR_OF_CLOCK}', 'c',
+        -- With follow_clock, a pair more than the window behind the clock takes the
+        -- clock's pair, as the native's do (they have no window). Without, only a tick's
+        -- first: after a tick whose sequence was spent, nextval's pair is the next tick's
+        -- at sequence 0, and when that tick is the clock's, its first id takes the clock's
+        -- pair too, as a new tick's does.
+        '{BORROWED_TEST_WHY}', CASE WHEN s.follow_clock THEN E', and the pair\n  -- not more than the window behind the clock (follow_clock)'
+                                    ELSE E', and not\n  -- the first of a tick that nextval took at sequence 0 after a spent one' END,
+        '{BORROWED_TEST}', CASE WHEN s.follow_clock THEN ' OR v OPERATOR(pg_catalog.<) (c OPERATOR(pg_catalog.-) {FOLLOW_WINDOW}::bigint)'
+                                ELSE ' OR (v OPERATOR(pg_catalog.&) {SEQUENCE_MASK}::bigint) OPERATOR(pg_catalog.=) 0' END,
+        '{JUMP_BELOW}', CASE WHEN s.follow_clock THEN '(c OPERATOR(pg_catalog.-) {FOLLOW_WINDOW}::bigint)'
+                             ELSE '(c OPERATOR(pg_catalog.&) {TICK_MASK}::bigint)' END,
+        -- The pair in the clock's tick and behind the clock where the branch above did
+        -- not take the clock's: a tick nextval took at sequence 0 after a spent one, and
+        -- with follow_clock a pair more than the window behind, in the time field's last
+        -- five years.
+        '{CLOCK_TICK_BRANCH}', E'ELSIF (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.=) t THEN\n        -- The clock''s tick, the pair behind the clock: the clock''s pair instead.\n        v := pg_catalog.setval((''{SEQUENCES}''::pg_catalog.regclass[])[slot], c);\n      ',
         -- After a wait for a spent tick the clock may have passed the pair (the native
         -- reads it again): the clock's pair then, within the time field.
-        '{AFTER_WAIT}', E'\n      c := (pg_catalog.date_part(''epoch'', pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) {CLOCK_PER_SECOND}::pg_catalog.float8\n            OPERATOR(pg_catalog.-) {EPOCH_CLOCK_AND_A_HALF}::pg_catalog.float8)::bigint;\n      IF v OPERATOR(pg_catalog.<) c AND (c OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.<=) {MAX_TICKS} THEN\n        v := pg_catalog.setval((''{SEQUENCES}''::pg_catalog.regclass[])[slot], c);\n      END IF;'),
+        '{AFTER_WAIT}', E'\n        c := (pg_catalog.date_part(''epoch'', pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) {CLOCK_PER_SECOND}::pg_catalog.float8\n              OPERATOR(pg_catalog.-) {EPOCH_CLOCK_AND_A_HALF}::pg_catalog.float8)::bigint;\n        IF v OPERATOR(pg_catalog.<) c AND (c OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.<=) {MAX_TICKS} THEN\n          v := pg_catalog.setval((''{SEQUENCES}''::pg_catalog.regclass[])[slot], c);\n        END IF;',
         -- The id is made of v alone.
-        '{TICK_OF_PAIR}', '')
-    ELSE
-      replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(code,
-        '{CLOCK_PAIR_DECLARATION}', ''),
-        '{CLOCK_UNIT}', 'in ticks'),
-        '{CLOCK}', 't'),
-        '{CLOCK_TICK}', 't'),
-        '{TICK_OF_CLOCK}', ''),
-        '{PAIR_OF_CLOCK}', 't OPERATOR(pg_catalog.<<) {SEQUENCE_BITS}'),
-        '{BORROWED_TEST_WHY}', ''),
-        '{BORROWED_TEST}', ''),
-        '{FOLLOW_BRANCH}', ''),
-        '{BORROWED_BRANCH}', ''),
-        '{AFTER_WAIT}', ''),
-        '{TICK_OF_PAIR}', E'-- Ahead of the clock (a spent tick, a clock stepped back): the pair''s tick is the id''s.\n    t := v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS};')
-    END;
-  code := replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(
-      code, '{FINGERPRINT}', fingerprint),
+        '{TICK_OF_PAIR}', '']
+    ELSE ARRAY[
+        '{CLOCK_PAIR_DECLARATION}', '',
+        '{CLOCK_UNIT}', 'in ticks',
+        '{CLOCK}', 't',
+        '{CLOCK_TICK}', 't',
+        '{TICK_OF_CLOCK}', '',
+        '{PAIR_OF_CLOCK}', 't OPERATOR(pg_catalog.<<) {SEQUENCE_BITS}',
+        '{BORROWED_TEST_WHY}', '',
+        '{BORROWED_TEST}', '',
+        '{JUMP_BELOW}', '(t OPERATOR(pg_catalog.<<) {SEQUENCE_BITS})',
+        '{CLOCK_TICK_BRANCH}', '',
+        '{AFTER_WAIT}', '',
+        '{TICK_OF_PAIR}', E'-- Ahead of the clock (a spent tick, a clock stepped back): the pair''s tick is the id''s.\n      t := v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS};']
+    END);
+  code := @extschema@.snowflake_sql_fill(code, ARRAY[
+      '{FINGERPRINT}', fingerprint,
       -- The database's slots only, under their own numbers: a slot outside its range (a
       -- number SET by hand) finds no sequence, which the code refuses.
       '{SEQUENCES}', format('[%s:%s]=%s', s.first_slot, s.last_slot,
-          (@extschema@.snowflake_sql_slot_oids(s.last_slot + 1))[s.first_slot + 1:])),
+          (@extschema@.snowflake_sql_slot_oids(s.last_slot + 1))[s.first_slot + 1:]),
       '{NODE_AND_SLOT_PARTS}', format('[%s:%s]=%s', s.first_slot, s.last_slot,
           (SELECT array_agg((s.node_id::bigint << s.node_shift) | (i::bigint << s.slot_shift) ORDER BY i)
-             FROM generate_series(s.first_slot, s.last_slot) i))),
-      '{CLOCK_PER_SECOND}', (1000 / s.unit_ms * units)::text),
-      '{EPOCH_CLOCK_AND_A_HALF}', (s.epoch_ms::numeric / s.unit_ms * units + 0.5)::text),
-      '{EPOCH_MS}', s.epoch_ms::text),
-      '{UNIT_MS}', s.unit_ms::text),
-      '{SEQUENCE_BITS}', s.sequence_bits::text),
-      '{SEQUENCE_MASK}', ((1::bigint << s.sequence_bits) - 1)::text),
-      '{LEAD}', (s.max_lead_ms / s.unit_ms)::text),
-      '{MAX_LEAD_MS}', s.max_lead_ms::text),
-      '{MAX_TICKS}', (9223372036854775807 >> (63 - s.time_bits))::text),
+             FROM generate_series(s.first_slot, s.last_slot) i)),
+      '{CLOCK_PER_SECOND}', (1000 / s.unit_ms * units)::text,
+      '{EPOCH_CLOCK_AND_A_HALF}', (s.epoch_ms::numeric / s.unit_ms * units + 0.5)::text,
+      '{EPOCH_MS}', s.epoch_ms::text,
+      '{UNIT_MS}', s.unit_ms::text,
+      '{SEQUENCE_BITS}', s.sequence_bits::text,
+      '{SEQUENCE_MASK}', ((1::bigint << s.sequence_bits) - 1)::text,
+      '{TICK_MASK}', (-(1::bigint << s.sequence_bits))::text,
+      -- follow_clock's window (the top of this file), in units of the sequence.
+      '{FOLLOW_WINDOW}', ((1::bigint << s.sequence_bits) * @extschema@.snowflake_sql_follow_window_us() / (s.unit_ms * 1000))::text,
+      '{LEAD}', (s.max_lead_ms / s.unit_ms)::text,
+      '{MAX_LEAD_MS}', s.max_lead_ms::text,
+      '{MAX_TICKS}', (9223372036854775807 >> (63 - s.time_bits))::text,
       -- The tick before the first in which fewer than five years (WARN_BEFORE_MS of
       -- snowflake_core/src/epoch_end.rs) are left before the time field ends; below 0 for a
       -- time field shorter than that, whose every new tick then asks.
       '{WARN_TICKS}', (floor((((9223372036854775807 >> (63 - s.time_bits))::numeric + 1) * s.unit_ms
-                              - @extschema@.snowflake_sql_warn_before_ms() + 1) / s.unit_ms) - 1)::text);
+                              - @extschema@.snowflake_sql_warn_before_ms() + 1) / s.unit_ms) - 1)::text]);
   -- snowflake_next(): no gene.
   code_plain := replace(replace(replace(replace(code, '{ARGS}', ''), '{SELF}', ''), '{GENE_CHECK}', ''), '{GENE_PART}', '');
   -- snowflake_next(gene): not strict (a NULL gene is an error, not a NULL id); refused by

@@ -28,6 +28,6 @@ COMMENT ON FUNCTION @extschema@.snowflake_encode(bigint, text) IS
 COMMENT ON FUNCTION @extschema@.snowflake_decode(text, text) IS
     'The id of a text from snowflake_encode, in base32 (the default; either case, I and L read as 1, O as 0) or base62.';
 COMMENT ON FUNCTION @extschema@.snowflake_configure(integer, text, text, integer, text, boolean) IS
-    'SQL edition: sets the node id, the layout and epoch (before any id is minted), the lead bound in ms, the node''s slots this database mints under (''all'', or a range such as ''64-127'' when databases of the server share the node id) and whether every id follows the clock inside a tick (follow_clock), and claims the slots. The installing role''s alone, unless it grants EXECUTE.';
+    'SQL edition: sets the node id, the layout and epoch (before any id is minted), the lead bound in ms, the node''s slots this database mints under (''all'', or a range such as ''64-127'' when databases of the server share the node id) and whether ids follow the clock inside a tick (follow_clock, on by default where the layout allows it), and claims the slots. The installing role''s alone, unless it grants EXECUTE.';
 COMMENT ON TABLE @extschema@.snowflake_settings IS
     'SQL edition: the settings in force (the configured row, else the defaults), written by snowflake_configure only.';
