@@ -340,9 +340,9 @@ fi
 # an id of LAYOUT with the default epoch; it may use the series' i) in one session of DB as
 # ROLE, each between two reads of clock_timestamp(), every other one after a pause of 0.3
 # of a tick (pg_sleep: a millisecond at least), so that many start a tick, and every fourth
-# after 100 µs spent waiting, more than the window of follow_clock. SCHEMA holds an install of the edition, whose
-# snowflake_sql_read_layout reads LAYOUT. Prints "ids|first|at clock|counted on|inside|
-# following": the ids; those that are their slot's first of a tick; those of them whose
+# after 100 µs spent waiting, more than the window of follow_clock. SCHEMA holds an
+# install of the edition, whose snowflake_sql_read_layout reads LAYOUT. Prints
+# "ids|first|at clock|counted on|inside|following": the ids; those that are their slot's first of a tick; those of them whose
 # pair (the time and sequence fields side by side) is the clock's, floor(ticks since the
 # epoch * 2^sequence bits), at an instant between the two reads, to the clock's
 # microsecond (a read truncates the time to it) and a unit of rounding; the ids later in
