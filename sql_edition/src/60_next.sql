@@ -170,16 +170,19 @@ BEGIN
   -- (to within a fraction of a microsecond, the clock's own step, which is a few units of
   -- a sequence of 12 bits or more), half a unit taken off before the rounding cast. Before
   -- the epoch it is negative.
-  {CLOCK} := (pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) {CLOCK_PER_SECOND}::pg_catalog.float8
-        OPERATOR(pg_catalog.-) {EPOCH_CLOCK_AND_A_HALF}::pg_catalog.float8)::bigint;
+  {CLOCK} := {CLOCK_NOW};
   -- The pair's tick is the clock's (LEAST: a clock past the time field never is){BORROWED_TEST_WHY}.
   IF v IS NULL OR (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.<>) LEAST({CLOCK_TICK}, {MAX_TICKS}){BORROWED_TEST} THEN
     -- A call that takes the clock's pair, in as few statements as it can be (each costs
     -- the call about as much as its own work): a new tick, or with follow_clock a pair
     -- more than the window behind the clock, the clock well inside the time field. The
-    -- rest below.
-    IF v OPERATOR(pg_catalog.<) {JUMP_BELOW} AND {CLOCK_TICK} OPERATOR(pg_catalog.<=) {WARN_TICKS} THEN
-      v := pg_catalog.setval(('{SEQUENCES}'::pg_catalog.regclass[])[slot], {PAIR_OF_CLOCK});
+    -- rest below. Where the layout follows the clock, the clock is read again in the
+    -- statement that sets the sequence and returns the id (the greater of the two reads,
+    -- should the clock step back between them): the statements between the first read
+    -- and the return take microseconds, and a session paused there by a busy server's
+    -- scheduler would return an id older than the ids other sessions minted meanwhile.
+    IF v OPERATOR(pg_catalog.<) {JUMP_BELOW} AND {CLOCK_BEFORE_WARNING} THEN
+      {JUMP}
     ELSE
       {TICK_OF_CLOCK}
       IF v IS NULL THEN
@@ -439,6 +442,12 @@ DECLARE
   -- either way.
   follows constant boolean := @extschema@.snowflake_sql_follows_clock(s.layout);
   units constant bigint := CASE WHEN follows THEN 1::bigint << s.sequence_bits ELSE 1 END;
+  -- The tick before the first in which fewer than five years (WARN_BEFORE_MS of
+  -- snowflake_core/src/epoch_end.rs) are left before the time field ends; below 0 for a
+  -- time field shorter than that, whose every new tick then asks.
+  warn_ticks constant bigint := floor((((9223372036854775807 >> (63 - s.time_bits))::numeric + 1) * s.unit_ms
+                                       - @extschema@.snowflake_sql_warn_before_ms() + 1) / s.unit_ms) - 1;
+  id text;
   code text;
   code_plain text;
   code_gene text;
@@ -455,9 +464,11 @@ BEGIN
   -- (2^time_shift - 2^sequence_bits), plus v, plus the node and slot fields, three
   -- operators where the fields one by one take four (each costs a call as much as its
   -- own work, above). Else the fields are put in place one by one. Parenthesized:
-  -- PostgreSQL gives the OPERATOR() forms one precedence, left to right.
-  code := replace(template, '{ID}', CASE WHEN follows THEN
-      format('v OPERATOR(pg_catalog.*) %s::bigint OPERATOR(pg_catalog.+) (''%s''::pg_catalog.int8[])[slot]',
+  -- PostgreSQL gives the OPERATOR() forms one precedence, left to right. {PAIR} is v, or
+  -- where the layout follows the clock, in the call that takes the clock's pair, the
+  -- setval that returns it (the template's JUMP).
+  id := CASE WHEN follows THEN
+      format('{PAIR} OPERATOR(pg_catalog.*) %s::bigint OPERATOR(pg_catalog.+) (''%s''::pg_catalog.int8[])[slot]',
              1::bigint << s.sequence_shift, '{NODE_AND_SLOT_PARTS}')
     WHEN s.sequence_shift = 0 THEN
       format('t OPERATOR(pg_catalog.*) %s::bigint OPERATOR(pg_catalog.+) v OPERATOR(pg_catalog.+) (''%s''::pg_catalog.int8[])[slot]',
@@ -465,7 +476,12 @@ BEGIN
     ELSE
       format('(t OPERATOR(pg_catalog.<<) %s) OPERATOR(pg_catalog.|) (''%s''::pg_catalog.int8[])[slot] OPERATOR(pg_catalog.|) ((v OPERATOR(pg_catalog.&) %s::bigint) OPERATOR(pg_catalog.<<) %s)',
              s.time_shift, '{NODE_AND_SLOT_PARTS}', (1::bigint << s.sequence_bits) - 1, s.sequence_shift)
-    END || ' {GENE_PART}');
+    END || ' {GENE_PART}';
+  code := @extschema@.snowflake_sql_fill(template, ARRAY[
+      '{ID}', replace(id, '{PAIR}', 'v'),
+      '{JUMP}', CASE WHEN follows THEN 'RETURN ' || replace(id, '{PAIR}',
+          'pg_catalog.setval((''{SEQUENCES}''::pg_catalog.regclass[])[slot], GREATEST(c, {CLOCK_NOW}))') || ';'
+        ELSE 'v := pg_catalog.setval((''{SEQUENCES}''::pg_catalog.regclass[])[slot], {PAIR_OF_CLOCK});' END]);
   -- The clock, and what the rare paths take of it: its tick t, and the pair a new tick
   -- starts at.
   code := @extschema@.snowflake_sql_fill(code, CASE WHEN follows THEN ARRAY[
@@ -475,6 +491,7 @@ BEGIN
         '{CLOCK_TICK}', '(c OPERATOR(pg_catalog.>>) {SEQUENCE_BITS})',
         '{TICK_OF_CLOCK}', 't := c OPERATOR(pg_catalog.>>) {SEQUENCE_BITS};',
         '{PAIR_OF_CLOCK}', 'c',
+        '{CLOCK_BEFORE_WARNING}', 'c OPERATOR(pg_catalog.<) {WARN_PAIR}',
         -- With follow_clock, a pair more than the window behind the clock takes the
         -- clock's pair, as the native's do (they have no window). Without, only a tick's
         -- first: after a tick whose sequence was spent, nextval's pair is the next tick's
@@ -493,7 +510,7 @@ BEGIN
         '{CLOCK_TICK_BRANCH}', E'ELSIF (v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.=) t THEN\n        -- The clock''s tick, the pair behind the clock: the clock''s pair instead.\n        v := pg_catalog.setval((''{SEQUENCES}''::pg_catalog.regclass[])[slot], c);\n      ',
         -- After a wait for a spent tick the clock may have passed the pair (the native
         -- reads it again): the clock's pair then, within the time field.
-        '{AFTER_WAIT}', E'\n        c := (pg_catalog.date_part(''epoch'', pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) {CLOCK_PER_SECOND}::pg_catalog.float8\n              OPERATOR(pg_catalog.-) {EPOCH_CLOCK_AND_A_HALF}::pg_catalog.float8)::bigint;\n        IF v OPERATOR(pg_catalog.<) c AND (c OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.<=) {MAX_TICKS} THEN\n          v := pg_catalog.setval((''{SEQUENCES}''::pg_catalog.regclass[])[slot], c);\n        END IF;',
+        '{AFTER_WAIT}', E'\n        c := {CLOCK_NOW};\n        IF v OPERATOR(pg_catalog.<) c AND (c OPERATOR(pg_catalog.>>) {SEQUENCE_BITS}) OPERATOR(pg_catalog.<=) {MAX_TICKS} THEN\n          v := pg_catalog.setval((''{SEQUENCES}''::pg_catalog.regclass[])[slot], c);\n        END IF;',
         -- The id is made of v alone.
         '{TICK_OF_PAIR}', '']
     ELSE ARRAY[
@@ -503,6 +520,7 @@ BEGIN
         '{CLOCK_TICK}', 't',
         '{TICK_OF_CLOCK}', '',
         '{PAIR_OF_CLOCK}', 't OPERATOR(pg_catalog.<<) {SEQUENCE_BITS}',
+        '{CLOCK_BEFORE_WARNING}', 't OPERATOR(pg_catalog.<=) {WARN_TICKS}',
         '{BORROWED_TEST_WHY}', '',
         '{BORROWED_TEST}', '',
         '{JUMP_BELOW}', '(t OPERATOR(pg_catalog.<<) {SEQUENCE_BITS})',
@@ -511,6 +529,7 @@ BEGIN
         '{TICK_OF_PAIR}', E'-- Ahead of the clock (a spent tick, a clock stepped back): the pair''s tick is the id''s.\n      t := v OPERATOR(pg_catalog.>>) {SEQUENCE_BITS};']
     END);
   code := @extschema@.snowflake_sql_fill(code, ARRAY[
+      '{CLOCK_NOW}', E'(pg_catalog.date_part(''epoch'', pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) {CLOCK_PER_SECOND}::pg_catalog.float8\n        OPERATOR(pg_catalog.-) {EPOCH_CLOCK_AND_A_HALF}::pg_catalog.float8)::bigint',
       '{FINGERPRINT}', fingerprint,
       -- The database's slots only, under their own numbers: a slot outside its range (a
       -- number SET by hand) finds no sequence, which the code refuses.
@@ -531,11 +550,10 @@ BEGIN
       '{LEAD}', (s.max_lead_ms / s.unit_ms)::text,
       '{MAX_LEAD_MS}', s.max_lead_ms::text,
       '{MAX_TICKS}', (9223372036854775807 >> (63 - s.time_bits))::text,
-      -- The tick before the first in which fewer than five years (WARN_BEFORE_MS of
-      -- snowflake_core/src/epoch_end.rs) are left before the time field ends; below 0 for a
-      -- time field shorter than that, whose every new tick then asks.
-      '{WARN_TICKS}', (floor((((9223372036854775807 >> (63 - s.time_bits))::numeric + 1) * s.unit_ms
-                              - @extschema@.snowflake_sql_warn_before_ms() + 1) / s.unit_ms) - 1)::text]);
+      '{WARN_TICKS}', warn_ticks::text,
+      -- The first pair of the tick after it, below 2^63: the warning's tick is 5 years
+      -- before the end of a time field that fits with the sequence.
+      '{WARN_PAIR}', ((warn_ticks + 1) << s.sequence_bits)::text]);
   -- snowflake_next(): no gene.
   code_plain := replace(replace(replace(replace(code, '{ARGS}', ''), '{SELF}', ''), '{GENE_CHECK}', ''), '{GENE_PART}', '');
   -- snowflake_next(gene): not strict (a NULL gene is an error, not a NULL id); refused by
