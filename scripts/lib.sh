@@ -922,6 +922,15 @@ sql() {
   cluster_psql "$name" -qAt -c "$query" "$@"
 }
 
+# ids_out_of_clock_order NAME TABLE [psql args...]: "ROWS|BACK" of TABLE (id, at), whose
+# at is the clock read right after its id: its rows, and those whose at goes back by more
+# than 0.1 ms from that of the row with the next lower id (the order of ids across
+# sessions).
+ids_out_of_clock_order() {
+  sql "$1" "SELECT count(*), count(*) FILTER (WHERE at < before - interval '0.1 ms')
+    FROM (SELECT at, lag(at) OVER (ORDER BY id) AS before FROM $2) neighbours" "${@:3}"
+}
+
 # pgbench_run NAME [--aborts] [--db DATABASE] [--user ROLE] [--via DIR PORT] [pgbench
 # args...]: pgbench against DATABASE (postgres by default) of cluster NAME as ROLE
 # (postgres by default), or, with --via, through what listens on socket directory DIR and

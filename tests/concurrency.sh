@@ -84,8 +84,7 @@ sql "$name" "CREATE TABLE clocked (id bigint PRIMARY KEY DEFAULT snowflake_next(
   at timestamptz NOT NULL DEFAULT clock_timestamp())"
 echo "INSERT INTO clocked DEFAULT VALUES;" >"$script"
 pgbench_run "$name" -c 8 -j 2 -t 2000 -f "$script" >/dev/null || { echo "FAIL order: pgbench reported errors"; exit 1; }
-IFS="|" read -r rows back <<<"$(sql "$name" "SELECT count(*), count(*) FILTER (WHERE at < before - interval '0.1 ms')
-  FROM (SELECT at, lag(at) OVER (ORDER BY id) AS before FROM clocked) neighbours")"
+IFS="|" read -r rows back <<<"$(ids_out_of_clock_order "$name" clocked)"
 [[ $rows == 16000 ]] || { echo "FAIL order: $rows rows, expected 16000"; exit 1; }
 if ((back * 50 > rows)); then
   echo "FAIL order: $back of $rows neighbours sorted by id read the clock more than 0.1 ms apart in the wrong order (at most 2%)"

@@ -510,8 +510,7 @@ q "$main" conform postgres "CREATE TABLE clocked (id bigint PRIMARY KEY DEFAULT 
 echo "INSERT INTO clocked DEFAULT VALUES;" >"$CLUSTERS_DIR/$main/clocked.sql"
 pgbench_run "$main" --db conform --user app -c 8 -j 2 -t 2000 -f "$CLUSTERS_DIR/$main/clocked.sql" >/dev/null ||
   fail "pgbench of 8 sessions inserting one row a transaction"
-IFS="|" read -r rows back <<<"$(q "$main" conform postgres "SELECT count(*), count(*) FILTER (WHERE at < before - interval '0.1 ms')
-  FROM (SELECT at, lag(at) OVER (ORDER BY id) AS before FROM clocked) neighbours")"
+IFS="|" read -r rows back <<<"$(ids_out_of_clock_order "$main" clocked -d conform)"
 [[ $rows == 16000 ]] || fail "order: $rows rows, expected 16000"
 ((back * 20 <= rows)) ||
   fail "order: $back of $rows neighbours sorted by id read the clock more than 0.1 ms apart in the wrong order (at most 5%)"
