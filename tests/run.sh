@@ -159,9 +159,16 @@ queue_step "core: unit and property tests, clippy, no PostgreSQL" - cargo linted
 # files, their package test and the emulated scenarios after it, each minutes on end; then
 # the steps that take their files (images, install paths, the workflows' steps); then each
 # major's steps against its installed build. The machine's cores are busy throughout: the
-# order decides only how few steps run alone at the end.
+# order decides only how few steps run alone at the end. The majors whose arm64 files go on
+# to a package test and the emulated scenarios come first, the newest first, so that the
+# build root cross-compiles theirs before the others': on a new machine, where each of
+# those builds takes minutes and the arm64 roots are made by the package tests, their
+# chains are the longest of the run.
+chain_order=()
+for v in "${build_order[@]}"; do [[ $arm64_reliability_versions == *" $v "* ]] && chain_order=("$v" "${chain_order[@]}"); done
+for v in "${build_order[@]}"; do [[ $arm64_reliability_versions == *" $v "* ]] || chain_order+=("$v"); done
 declare -A image_inputs=() arm64_files=()
-for v in "${build_order[@]}"; do
+for v in "${chain_order[@]}"; do
   installed="pg$v: build and install"
   if [[ -n $(debian_release_of "$v") ]]; then
     # In a clean Debian root, on ports of its own: it touches nothing installed here. The
