@@ -398,8 +398,8 @@ if [[ ! -f $old_deb ]]; then
   # where a later build of the current version, found current, takes its own from.
   # Linked without the release profile's fat LTO and single codegen unit: this package is
   # the ground the upgrade starts from, its code the release's, and its speed is no part of
-  # what is tested: a build of the first major took 2 min 36 s so, 6 min 7 s with them
-  # (the latter beside other steps).
+  # what is tested (they cost seconds of a build of about two minutes: docs/testing.md,
+  # "Time").
   CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
     CARGO_TARGET_DIR=$old/target RELEASE_FILES_DIR=$old/pg$pg bash scripts/package.sh --source "$old/src" "$pg" >/dev/null ||
     fail "scripts/package.sh could not package $previous for PostgreSQL $pg"
