@@ -458,11 +458,19 @@ as_pg() {
 # so that CREATE EXTENSION ... VERSION can make an older version's objects. One build at a
 # time per machine: builds share the target directory, and another version's build would
 # replace the library between this one's build and its copy. The build log is DIR.log.
+# Every major and release (an earlier release's tree too: tests/package.sh) builds in that
+# one directory, so that they share what they are built of, pgrx's bindings and macros
+# (minutes of compiling each, on a new machine); but cargo gives the library one file name
+# for every major and release, which a build of another one replaces, and a build that
+# finds its own fingerprint current takes whatever is there. That file is removed first,
+# so that cargo, missing it, builds this tree's for this major (seconds: switching majors
+# compiles the crate again anyway).
 stage_extension() {
-  local pg_config stage=$2
+  local pg_config stage=$2 release=$CARGO_TARGET_DIR/release
   pg_config=$(pg_config_of "$1") || return 1
   rm -rf "$stage" && mkdir -p "$stage"
-  (flock 9 && cd "$SNOWFLAKE_PG_ROOT" && timed compiling cargo pgrx package --pg-config "$pg_config" --out-dir "$stage") \
+  (flock 9 && rm -f "$release/libsnowflake_pg.so" "$release/deps/libsnowflake_pg.so" &&
+    cd "$SNOWFLAKE_PG_ROOT" && timed compiling cargo pgrx package --pg-config "$pg_config" --out-dir "$stage") \
     9>"${TMPDIR:-/tmp}/snowflake_pg-install.lock" >"$stage.log" 2>&1 || { cat "$stage.log" >&2; return 1; }
   extension_scripts | xargs -r cp -n -t "$stage$("$pg_config" --sharedir)/extension/"
 }

@@ -41,9 +41,9 @@
 #   parts of it are stood in for, and the test says so: the crates come from this machine's
 #   cargo download cache (cargo offline: the root's TLS trust is Debian's alone, and this
 #   machine reaches the registry through its own), and the block's `cargo install
-#   cargo-pgrx` is not compiled again: scripts/setup.sh runs that very command on this
-#   machine, whose cargo-pgrx is put on the root's PATH (FROM_SOURCE_CARGO_INSTALL=1 runs
-#   it in the root: a compile of several minutes).
+#   cargo-pgrx` is not compiled again: scripts/setup.sh runs that command on this machine
+#   (with --debug: unoptimised), whose cargo-pgrx is put on the root's PATH
+#   (FROM_SOURCE_CARGO_INSTALL=1 runs it in the root: a compile of several minutes).
 #
 # Every check prints its seconds.
 # Usage: bash tests/install_paths.sh releases|from-source   (as root; releases after the
@@ -298,8 +298,8 @@ from_source() {
     if [[ $line =~ ^cargo\ install\ .*cargo-pgrx && ${FROM_SOURCE_CARGO_INSTALL:-0} != 1 ]]; then
       [[ $line == *"--version $PGRX_VERSION"* ]] || fail "the block installs another cargo-pgrx than $PGRX_VERSION: $line"
       install -m 755 "$(command -v cargo-pgrx)" "$root/usr/local/bin/cargo-pgrx"
-      stood_in+=("$line: this machine's cargo-pgrx $PGRX_VERSION, which scripts/setup.sh installed by the same command")
-      ok "$line: STOOD IN FOR by this machine's cargo-pgrx (scripts/setup.sh ran the same command)"
+      stood_in+=("$line: this machine's cargo-pgrx $PGRX_VERSION, which scripts/setup.sh installed by the same command, unoptimised (--debug)")
+      ok "$line: STOOD IN FOR by this machine's cargo-pgrx (scripts/setup.sh ran the same command, --debug)"
       continue
     fi
     in_chroot "$root" env -C "$home/snowflake_pg" PATH="$home/.cargo/bin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \

@@ -46,13 +46,11 @@ test_began=$EPOCHREALTIME checked=$EPOCHREALTIME
 # ok MESSAGE: a check passed, with its seconds (since the check before it).
 ok() { echo "ok $* ($(seconds_since "$checked") s)"; checked=$EPOCHREALTIME; }
 
-# The release the packages upgrade from: its version and its commit, in this one place.
-# The tag v<version> names the commit where the clone has tags; the commit id serves where
-# it has not (CI's fresh clones), and its Cargo.toml must say that version. It was built
-# for one architecture.
-# 0.3.0 was built for amd64 and arm64 and 15 to 19; its package is built here for the
-# majors of the host (the build root's 19 would cost a build of its own in that root).
-previous=0.3.0 previous_commit=3254b48f0f6d86f8e3d2e36f6d442b2e23589262 previous_arch=amd64 previous_majors="15 16 17 18"
+# The release the packages upgrade from (PREVIOUS_RELEASE, scripts/lib.sh), whose package
+# is built here for one architecture. 0.3.0 was built for amd64 and arm64 and 15 to 19;
+# its package is built here for the majors of the host (the build root's 19 would cost a
+# build of its own in that root).
+previous=$PREVIOUS_RELEASE previous_arch=amd64 previous_majors="15 16 17 18"
 
 # The architectures the release files are tested for: this machine's, and arm64 (aarch64)
 # on an amd64 machine, emulated. The ELF machine (e_machine) of each one's libraries.
@@ -380,28 +378,15 @@ if [[ $arch != "$previous_arch" || " $previous_majors " != *" $pg "* ]]; then
   exit 0
 fi
 
-# The previous release's package, built once from its commit by this scripts/package.sh.
-commit=$(git rev-parse -q --verify "refs/tags/v$previous^{commit}" || echo "$previous_commit")
-git cat-file -e "$commit^{commit}" 2>/dev/null || fail "this clone lacks $previous's commit $commit"
-[[ $(git show "$commit:Cargo.toml" | sed -n 's/^version = "\(.*\)"$/\1/p') == "$previous" ]] ||
-  fail "the Cargo.toml of commit $commit does not say version $previous"
-old=/var/lib/snowflake_pg/releases/$previous-$commit
+# The previous release's package, built once from its tree (release_tree) by
+# scripts/package.sh, in the target directory that every build shares (stage_extension):
+# with the same dependencies as this release's, it compiles its own crates alone.
+commit=$(release_commit "$previous" "$PREVIOUS_RELEASE_COMMIT") || fail "no commit of $previous"
+old_tree=$(release_tree "$previous" "$PREVIOUS_RELEASE_COMMIT") || fail "no tree of $previous"
+old=$(dirname "$old_tree")
 old_deb=$old/pg$pg/${package}_$previous-1_$arch.deb
 if [[ ! -f $old_deb ]]; then
-  if [[ ! -d $old/src ]]; then # unpacked aside and renamed, as two majors' tests may race
-    mkdir -p "$old" && unpacked=$(mktemp -d "$old/src.XXXXXX")
-    git archive "$commit" | tar -x -C "$unpacked"
-    mv -T "$unpacked" "$old/src" 2>/dev/null || rm -rf "$unpacked"
-  fi
-  # Built in a target directory of its own: cargo gives the library of every version the
-  # same file name, and a build of this one in the shared directory would leave its library
-  # where a later build of the current version, found current, takes its own from.
-  # Linked without the release profile's fat LTO and single codegen unit: this package is
-  # the ground the upgrade starts from, its code the release's, and its speed is no part of
-  # what is tested (they cost seconds of a build of about two minutes: docs/testing.md,
-  # "Time").
-  CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-    CARGO_TARGET_DIR=$old/target RELEASE_FILES_DIR=$old/pg$pg bash scripts/package.sh --source "$old/src" "$pg" >/dev/null ||
+  RELEASE_FILES_DIR=$old/pg$pg bash scripts/package.sh --source "$old_tree" "$pg" >/dev/null ||
     fail "scripts/package.sh could not package $previous for PostgreSQL $pg"
 fi
 cp "$old_deb" "$root/tmp/"
