@@ -24,9 +24,9 @@ install_packages "${DEMO_PACKAGES[@]}"
 # it only costs minutes of CPU on a new machine.
 if [[ "$(cargo pgrx --version 2>/dev/null)" != "cargo-pgrx $PGRX_VERSION" ]]; then
   say "cargo install --debug cargo-pgrx $PGRX_VERSION with $(rustc --version)"
-  began=$SECONDS
+  compile_began=$SECONDS
   CARGO_PROFILE_DEV_DEBUG=false cargo install --debug cargo-pgrx --version "$PGRX_VERSION" --locked
-  say "cargo-pgrx compiled in $((SECONDS - began)) s"
+  say "cargo-pgrx compiled in $((SECONDS - compile_began)) s"
 fi
 
 # cargo-pgrx told of PostgreSQL 15, unless it knows it (scripts/setup-tests.sh tells it of
